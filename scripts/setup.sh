@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what kevo needs (Debian packages, where apt can reach them) and builds it into build/.
+# Idempotent: re-running only rebuilds what changed. On a machine without a package registry
+# (the GPU node) the libraries must already be there; the script then skips apt.
+#
+#   scripts/setup.sh              install if needed, configure, build
+#   BUILD_DIR=build-x scripts/setup.sh
+#   KEVO_TORCH_PREFIX=/path/to/torch/share/cmake scripts/setup.sh   (use another LibTorch)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$root/build}
+jobs=${JOBS:-$(nproc)}
+
+packages=(build-essential cmake ninja-build pkg-config libtorch-dev libeigen3-dev libboost-program-options-dev
+          libhdf5-dev nlohmann-json3-dev libgtest-dev libcurl4-openssl-dev python3-h5py)
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+
+if ((${#missing[@]})); then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -z "${KEVO_NO_APT:-}" ]; then
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: not installing ${missing[*]} (no apt, not root, or KEVO_NO_APT set); using what is present"
+  fi
+fi
+
+# The CUDA toolkit: NVRTC, CUPTI and cuda.h. It is not a Debian package here; it must be installed.
+cuda_root=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -x "$cuda_root/bin/nvcc" ] && ! command -v nvcc >/dev/null 2>&1; then
+  echo "setup: no CUDA toolkit found (looked in $cuda_root and on PATH); install CUDA 12.8+ or set CUDA_HOME" >&2
+  exit 1
+fi
+[ -x "$cuda_root/bin/nvcc" ] && export PATH="$cuda_root/bin:$PATH"
+
+# LibTorch: Debian's on CPU machines; elsewhere the one inside Python's torch.
+torch_prefix=${KEVO_TORCH_PREFIX:-}
+if [ -z "$torch_prefix" ] && [ ! -d /usr/lib/x86_64-linux-gnu/cmake/Torch ]; then
+  torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+fi
+
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+cmake_args=(-S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release})
+[ -n "$torch_prefix" ] && cmake_args+=("-DCMAKE_PREFIX_PATH=$torch_prefix")
+# The generator is fixed when a build folder is first configured.
+[ -f "$build_dir/CMakeCache.txt" ] && generator=()
+# shellcheck disable=SC2086
+cmake "${generator[@]}" "${cmake_args[@]}" ${KEVO_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build_dir" -j "$jobs"
+echo "setup: built $build_dir/kevo"

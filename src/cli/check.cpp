@@ -1,0 +1,135 @@
+// `kevo check`: validate contracts, report bytes and FLOPs per workload, run small references.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "core/task.h"
+#include "eval/oracle.h"
+
+namespace kevo::cli {
+
+namespace {
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (b >= 1000 && u < 4) b /= 1000, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", b, units[u]);
+  return buf;
+}
+
+std::string human_count(double n) {
+  const char* units[] = {"", "k", "M", "G", "T", "P"};
+  int u = 0;
+  while (n >= 1000 && u < 5) n /= 1000, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", n, units[u]);
+  return buf;  // "0 ", "2.15 T": a unit follows directly
+}
+
+// The workload's var axes in the contract's order.
+std::string axes_text(const Task& task, const Workload& w) {
+  std::string s = "{";
+  for (const Axis& a : task.axes) {
+    auto it = w.axes.find(a.name);
+    if (it != w.axes.end()) s += (s.size() > 1 ? ", " : "") + a.name + "=" + std::to_string(it->second);
+  }
+  return s + "}";
+}
+
+std::string human_seconds(double s) {
+  char buf[32];
+  if (s < 1e-3) std::snprintf(buf, sizeof buf, "%.0f us", s * 1e6);
+  else if (s < 1) std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
+}
+
+// Checks one contract; prints its report. Returns 0, 1 (reference misbehaves) or 2 (invalid).
+int check_one(const std::string& path, bool show_graph, bool run, int64_t cpu_limit, uint64_t seed) {
+  Task task;
+  try {
+    task = load_task(path);
+  } catch (const InputError& e) {
+    std::cout << e.what() << "\n";
+    return 2;
+  }
+  std::cout << path << ": " << task.name << " - " << task.description << "\n";
+  int status = 0;
+  bool ran_any = false;
+  for (size_t i = 0; i < task.workloads.size(); ++i) {
+    const Workload& w = task.workloads[i];
+    Graph g = task.graph(w);
+    int64_t bytes = task.bytes_moved(w);
+    int64_t flops = g.matmul_conv_flops();
+    std::cout << "  workload " << i << " " << axes_text(task, w) << ": " << human_bytes(static_cast<double>(bytes))
+              << " to move (" << bytes << " bytes), " << human_count(static_cast<double>(flops))
+              << "FLOP in matmul/conv";
+    if (!run) {
+      std::cout << "\n";
+    } else if (bytes > cpu_limit) {
+      std::cout << "; not run on the CPU (over the " << human_bytes(static_cast<double>(cpu_limit)) << " limit)\n";
+    } else {
+      eval::ReferenceRun r = eval::run_reference_on_cpu(task, w, seed);
+      ran_any = true;
+      std::cout << "; ran on the CPU in " << human_seconds(r.seconds) << ":";
+      for (const eval::OutputSummary& o : r.outputs) {
+        std::cout << " " << o.name << " " << dtype_name(o.dtype) << shape_string(o.shape);
+        if (o.non_finite) {
+          std::cout << " with " << o.non_finite << " non-finite values";
+          status = 1;
+        } else {
+          std::cout << " finite, mean abs " << o.mean_abs;
+        }
+      }
+      std::cout << "\n";
+    }
+    if (show_graph) {
+      std::istringstream lines(g.to_string());
+      for (std::string line; std::getline(lines, line);) std::cout << "    " << line << "\n";
+    }
+  }
+  if (run && !ran_any) std::cout << "  no workload is small enough to run on the CPU\n";
+  if (status) std::cout << path << ": the reference produced non-finite outputs: no candidate could match it\n";
+  return status;
+}
+
+}  // namespace
+
+int cmd_check(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::vector<std::string> files;
+  int64_t limit_mb = 512;
+  uint64_t seed = 0;
+  opts.add_options()("task", po::value(&files)->required(), "task contract files (JSON)")(
+      "graph", po::bool_switch(), "print each workload's op graph")(
+      "no-run", po::bool_switch(), "only validate; do not run references")(
+      "cpu-limit-mb", po::value(&limit_mb)->default_value(512),
+      "run a workload's reference on the CPU only when it moves at most this many MB")(
+      "seed", po::value(&seed)->default_value(0), "seed of the random inputs");
+  po::positional_options_description pos;
+  pos.add("task", -1);
+  po::variables_map vm;
+  if (int rc = parse_options("check", "TASK.json... [--graph] [--no-run] [--cpu-limit-mb N] [--seed S]", args, opts,
+                             pos, vm);
+      rc >= 0)
+    return rc;
+  if (limit_mb < 0) {
+    std::cerr << "kevo check: --cpu-limit-mb must not be negative\n";
+    return 2;
+  }
+  int worst = 0, bad = 0;
+  for (const std::string& f : files) {
+    int rc = check_one(f, vm["graph"].as<bool>(), !vm["no-run"].as<bool>(), limit_mb * 1000 * 1000, seed);
+    worst = std::max(worst, rc);
+    bad += rc != 0;
+  }
+  std::cout << (files.size() - bad) << " of " << files.size() << " contract" << (files.size() == 1 ? "" : "s")
+            << " ok\n";
+  return worst;
+}
+
+}  // namespace kevo::cli

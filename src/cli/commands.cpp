@@ -1,0 +1,59 @@
+// Subcommand dispatch and the top-level usage text.
+#include "cli/commands.h"
+
+#include <exception>
+#include <iostream>
+#include <map>
+
+namespace kevo::cli {
+
+namespace {
+
+using Command = int (*)(const std::vector<std::string>&);
+
+struct Entry {
+  Command fn;
+  const char* summary;
+};
+
+const std::map<std::string, Entry>& commands() {
+  static const std::map<std::string, Entry> table = {
+      {"check", {cmd_check, "validate task contracts and run their references on the CPU"}},
+      {"version", {cmd_version, "print kevo's version and the versions of the libraries it uses"}},
+  };
+  return table;
+}
+
+void usage(std::ostream& os) {
+  os << "usage: kevo <command> [options]\n\ncommands:\n";
+  for (const auto& [name, e] : commands()) os << "  " << name << std::string(10 - name.size(), ' ') << e.summary << "\n";
+  os << "\n`kevo <command> --help` describes a command's options.\n";
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return 2;
+  }
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(std::cout);
+    return 0;
+  }
+  auto it = commands().find(name);
+  if (it == commands().end()) {
+    std::cerr << "kevo: unknown command '" << name << "' (see `kevo --help`)\n";
+    return 2;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    return it->second.fn(args);
+  } catch (const std::exception& e) {
+    std::cerr << "kevo " << name << ": internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace kevo::cli

@@ -1,0 +1,15 @@
+// kevo's subcommands: each takes its arguments (after the subcommand) and returns an exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kevo::cli {
+
+// Exit codes: 0 success, 1 a failed check or internal error, 2 bad input (flags, contracts).
+int run_main(int argc, char** argv);
+
+int cmd_check(const std::vector<std::string>& args);
+int cmd_version(const std::vector<std::string>& args);
+
+}  // namespace kevo::cli

@@ -1,0 +1,27 @@
+// Option parsing common to every subcommand.
+#include "cli/options.h"
+
+#include <iostream>
+
+namespace kevo::cli {
+
+int parse_options(const std::string& command, const std::string& usage, const std::vector<std::string>& args,
+                  const po::options_description& options, const po::positional_options_description& positional,
+                  po::variables_map& vm) {
+  po::options_description all = options;
+  all.add_options()("help,h", "print this help");
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: kevo " << command << " " << usage << "\n\n" << all << "\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "kevo " << command << ": " << e.what() << " (see `kevo " << command << " --help`)\n";
+    return 2;
+  }
+  return -1;
+}
+
+}  // namespace kevo::cli

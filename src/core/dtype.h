@@ -1,0 +1,20 @@
+// Element types kevo knows, with their names as contracts and torch spell them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kevo {
+
+enum class DType { Float32, Float64, Float16, BFloat16, Int64, Int32, Bool };
+
+// "float32", "float64", "float16", "bfloat16", "int64", "int32", "bool".
+std::string dtype_name(DType t);
+// Accepts the names above; nullopt for anything else.
+std::optional<DType> parse_dtype(const std::string& name);
+int64_t dtype_size(DType t);
+bool is_floating(DType t);
+bool is_integral(DType t);  // false for Bool
+
+}  // namespace kevo

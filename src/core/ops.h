@@ -1,0 +1,145 @@
+// The op vocabulary of reference programs: how a call lowers to graph nodes, with shape rules.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/reference_ast.h"
+
+namespace kevo {
+
+// A value while a reference program is interpreted.
+struct Value {
+  enum class Kind { None, Bool, Int, Float, String, Tuple, Tensor, Module, Function, Method };
+  Kind kind = Kind::None;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0.0;
+  std::string s;              // String; Module path; Function's qualified name; Method's name
+  std::vector<Value> items;   // Tuple (tuples and lists alike)
+  int tensor = -1;            // Tensor: value id in the graph; Method: its receiver
+
+  static Value none() { return {}; }
+  static Value boolean(bool v);
+  static Value integer(int64_t v);
+  static Value number(double v);
+  static Value string(std::string v);
+  static Value tuple(std::vector<Value> v);
+  static Value of_tensor(int id);
+  static Value of_tensors(const std::vector<int>& ids);  // one tensor, or a tuple of several
+
+  bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
+  double as_double() const;  // Int, Float or Bool
+  std::string type_name() const;  // "int", "float", "Tensor", "tuple", ... for messages
+};
+
+// Arguments of one call bound to the op's signature (positional and keyword, defaults applied).
+class Args {
+ public:
+  Args(std::string op, ref::Pos call_pos) : op_(std::move(op)), call_pos_(call_pos) {}
+
+  void set(const std::string& name, Value v, ref::Pos pos);
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  const Value& get(const std::string& name) const;
+  bool is_none(const std::string& name) const { return get(name).kind == Value::Kind::None; }
+  ref::Pos pos(const std::string& name) const;  // where the argument was written, else the call
+  const std::string& op() const { return op_; }
+  ref::Pos call_pos() const { return call_pos_; }
+
+  // Typed access; a wrong type throws ReferenceError "argument 'dim' of softmax must be int, got float".
+  int tensor(const std::string& name) const;
+  int opt_tensor(const std::string& name) const;  // -1 for None
+  int64_t integer(const std::string& name) const;
+  std::optional<int64_t> opt_integer(const std::string& name) const;
+  double number(const std::string& name) const;  // int or float
+  std::optional<double> opt_number(const std::string& name) const;
+  bool boolean(const std::string& name) const;
+  std::string str(const std::string& name) const;
+  std::vector<int64_t> ints(const std::string& name) const;  // an int, or a tuple/list of ints
+  std::optional<std::vector<int64_t>> opt_ints(const std::string& name) const;
+  [[noreturn]] void fail(const std::string& name, const std::string& message) const;
+
+ private:
+  std::string op_;
+  ref::Pos call_pos_;
+  std::map<std::string, Value> values_;
+  std::map<std::string, ref::Pos> positions_;
+};
+
+// Given to an op's lowering function: adds nodes to the graph and reports errors at the call.
+class Lowering {
+ public:
+  Lowering(Graph& g, ref::Pos pos) : graph_(g), pos_(pos) {}
+
+  Graph& graph() { return graph_; }
+  const ValueInfo& info(int tensor) const { return graph_.values.at(tensor); }
+  const Shape& shape(int tensor) const { return info(tensor).shape; }
+  DType dtype(int tensor) const { return info(tensor).dtype; }
+  int64_t rank(int tensor) const { return static_cast<int64_t>(shape(tensor).size()); }
+  ref::Pos pos() const { return pos_; }
+
+  // Adds a node; returns the ids of its outputs (one per entry of `outputs`).
+  std::vector<int> emit(const std::string& op, std::vector<int> inputs,
+                        std::map<std::string, AttrValue> attrs,
+                        std::vector<std::pair<DType, Shape>> outputs);
+  int emit1(const std::string& op, std::vector<int> inputs, std::map<std::string, AttrValue> attrs,
+            DType dtype, Shape shape);
+  // A rank-0 constant tensor holding a Python scalar.
+  int constant(const Value& scalar, DType dtype);
+  [[noreturn]] void fail(const std::string& message) const;
+  [[noreturn]] void fail(ref::Pos at, const std::string& message) const;
+
+ private:
+  Graph& graph_;
+  ref::Pos pos_;
+};
+
+using LowerFn = std::function<Value(Lowering&, const Args&)>;
+
+struct OpDef {
+  std::string name;       // the name users call it by, for messages ("softmax")
+  std::string signature;  // Python-like: "input, dim=None, keepdim=False"; `*` starts keyword-only
+                          // parameters; `*shape` collects the remaining positionals into a tuple
+  LowerFn lower;
+};
+
+// The registry of callables, keyed by qualified name: "torch.sum", "torch.nn.functional.relu",
+// "Tensor.sum" (a method: `self` binds to the receiver), "math.sqrt".
+class OpTable {
+ public:
+  void add(const std::vector<std::string>& qualified_names, const std::string& signature, LowerFn fn);
+  const OpDef* find(const std::string& qualified_name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, OpDef> ops_;
+};
+
+const OpTable& op_table();
+
+// Binds call arguments to a signature; throws ReferenceError for unknown or duplicate keywords,
+// too many or missing positionals.
+struct CallArg {
+  Value value;
+  ref::Pos pos;
+};
+Args bind_arguments(const OpDef& op, const std::vector<CallArg>& positional,
+                    const std::vector<std::pair<std::string, CallArg>>& keywords, ref::Pos call_pos);
+
+// --- shape and type rules shared by the op families ---------------------------------------
+Shape broadcast_shapes(const Lowering& L, const Shape& a, const Shape& b);
+int64_t normalize_dim(const Lowering& L, int64_t dim, int64_t rank);  // Python-style negative dims
+std::vector<int64_t> normalize_dims(const Lowering& L, const std::vector<int64_t>& dims, int64_t rank);
+Shape reduced_shape(const Shape& s, const std::vector<int64_t>& dims, bool keepdim);  // dims normalized
+DType promote_types(DType a, DType b);
+// Lowers `a OP b` where either side may be a Python scalar; op is a canonical binary op
+// (add sub mul div floor_divide remainder pow maximum minimum eq ne lt le gt ge).
+Value lower_binary(Lowering& L, const std::string& op, const Value& a, const Value& b);
+// Lowers an elementwise op of one tensor that keeps shape and (floating) dtype.
+int lower_unary(Lowering& L, const std::string& op, int x, std::map<std::string, AttrValue> attrs = {});
+
+}  // namespace kevo

@@ -1,0 +1,21 @@
+// Draws a task's inputs from their contract distributions, reproducibly from a seed (LibTorch).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/task.h"
+
+namespace kevo::eval {
+
+// The inputs of one workload in contract order, drawn on the CPU from `seed` and moved to
+// `device`. The same (task, workload, seed) always gives the same values.
+std::vector<torch::Tensor> make_inputs(const Task& task, const Workload& w, uint64_t seed,
+                                       torch::Device device = torch::kCPU);
+
+// Fan-in of a weight as torch.nn.init computes it: dim 1 times the product of dims 2 and on.
+int64_t fan_in(const Shape& weight_shape);
+
+}  // namespace kevo::eval

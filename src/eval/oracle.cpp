@@ -1,0 +1,42 @@
+// The oracle's CPU path: draw inputs, run the reference graph, summarise the outputs.
+#include "eval/oracle.h"
+
+#include <chrono>
+
+#include <torch/version.h>
+
+#include "eval/inputs.h"
+#include "eval/torch_graph.h"
+
+namespace kevo::eval {
+
+ReferenceRun run_reference_on_cpu(const Task& task, const Workload& w, uint64_t seed) {
+  Graph g = task.graph(w);
+  std::vector<torch::Tensor> inputs = make_inputs(task, w, seed);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<torch::Tensor> outputs = run_graph(g, inputs);
+  ReferenceRun run;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const torch::Tensor& t = outputs[i];
+    OutputSummary s;
+    s.name = task.outputs[i].name;
+    s.dtype = from_torch(t.scalar_type());
+    s.shape = Shape(t.sizes().begin(), t.sizes().end());
+    if (t.is_floating_point()) {
+      s.non_finite = (~torch::isfinite(t)).sum().item<int64_t>();
+      s.mean_abs = t.to(torch::kFloat64).abs().mean().item<double>();
+    } else {
+      s.mean_abs = t.to(torch::kFloat64).abs().mean().item<double>();
+    }
+    run.outputs.push_back(std::move(s));
+  }
+  return run;
+}
+
+std::string torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+}  // namespace kevo::eval

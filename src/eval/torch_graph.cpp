@@ -1,0 +1,112 @@
+// Executes op graphs on LibTorch, checking every value against the graph's shape rules.
+#include "eval/torch_graph.h"
+
+#include <stdexcept>
+
+#include "eval/torch_op_families.h"
+
+namespace kevo::eval {
+
+torch::ScalarType to_torch(DType t) {
+  switch (t) {
+    case DType::Float32: return torch::kFloat32;
+    case DType::Float64: return torch::kFloat64;
+    case DType::Float16: return torch::kFloat16;
+    case DType::BFloat16: return torch::kBFloat16;
+    case DType::Int64: return torch::kInt64;
+    case DType::Int32: return torch::kInt32;
+    case DType::Bool: return torch::kBool;
+  }
+  return torch::kFloat32;
+}
+
+DType from_torch(torch::ScalarType t) {
+  switch (t) {
+    case torch::kFloat32: return DType::Float32;
+    case torch::kFloat64: return DType::Float64;
+    case torch::kFloat16: return DType::Float16;
+    case torch::kBFloat16: return DType::BFloat16;
+    case torch::kInt64: return DType::Int64;
+    case torch::kInt32: return DType::Int32;
+    case torch::kBool: return DType::Bool;
+    default: throw std::logic_error(std::string("unsupported torch dtype ") + c10::toString(t));
+  }
+}
+
+const TorchOp* TorchOpTable::find(const std::string& op) const {
+  auto it = ops_.find(op);
+  return it == ops_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> TorchOpTable::names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : ops_) out.push_back(k);
+  return out;
+}
+
+const TorchOpTable& torch_op_table() {
+  static const TorchOpTable table = [] {
+    TorchOpTable t;
+    register_torch_builtin_ops(t);
+    register_torch_elementwise_ops(t);
+    register_torch_reduction_ops(t);
+    register_torch_nn_ops(t);
+    register_torch_shape_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+torch::Scalar attr_scalar(const Node& n, const std::string& key) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end()) throw std::logic_error(n.op + " has no attribute " + key);
+  if (auto b = std::get_if<bool>(&it->second)) return torch::Scalar(*b);
+  if (auto i = std::get_if<int64_t>(&it->second)) return torch::Scalar(*i);
+  if (auto d = std::get_if<double>(&it->second)) return torch::Scalar(*d);
+  throw std::logic_error(n.op + ": attribute " + key + " is not a scalar");
+}
+
+std::vector<torch::Tensor> run_graph(const Graph& g, const std::vector<torch::Tensor>& inputs) {
+  if (inputs.size() != g.inputs.size())
+    throw std::invalid_argument("run_graph: " + std::to_string(inputs.size()) + " inputs for a graph of " +
+                                std::to_string(g.inputs.size()));
+  std::vector<torch::Tensor> env(g.values.size());
+  auto check = [&](int id, const torch::Tensor& t, const std::string& what) {
+    const ValueInfo& v = g.values[id];
+    Shape got(t.sizes().begin(), t.sizes().end());
+    if (got != v.shape || from_torch(t.scalar_type()) != v.dtype)
+      throw std::logic_error(what + ": torch gives " + dtype_name(from_torch(t.scalar_type())) + shape_string(got) +
+                             " where the graph says " + dtype_name(v.dtype) + shape_string(v.shape));
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check(g.inputs[i], inputs[i], "input '" + g.values[g.inputs[i]].name + "'");
+    env[g.inputs[i]] = inputs[i];
+  }
+  torch::Device device = inputs.empty() ? torch::Device(torch::kCPU) : inputs[0].device();
+  torch::NoGradGuard no_grad;
+  for (const Node& n : g.nodes) {
+    if (n.op == "constant") {
+      const ValueInfo& v = g.values[n.outputs[0]];
+      env[n.outputs[0]] = torch::scalar_tensor(attr_scalar(n, "value"),
+                                                torch::TensorOptions().dtype(to_torch(v.dtype)).device(device));
+      continue;
+    }
+    const TorchOp* fn = torch_op_table().find(n.op);
+    if (!fn) throw std::logic_error("no LibTorch execution for op '" + n.op + "'");
+    std::vector<torch::Tensor> in;
+    for (int id : n.inputs) in.push_back(id < 0 ? torch::Tensor() : env[id]);
+    std::vector<torch::Tensor> out = (*fn)(n, in);
+    if (out.size() != n.outputs.size())
+      throw std::logic_error(n.op + ": torch gives " + std::to_string(out.size()) + " outputs, graph says " +
+                             std::to_string(n.outputs.size()));
+    for (size_t k = 0; k < out.size(); ++k) {
+      check(n.outputs[k], out[k], "op '" + n.op + "' at " + std::to_string(n.pos.line) + ":" + std::to_string(n.pos.col));
+      env[n.outputs[k]] = out[k];
+    }
+  }
+  std::vector<torch::Tensor> result;
+  for (int id : g.outputs) result.push_back(env[id]);
+  return result;
+}
+
+}  // namespace kevo::eval

@@ -1,0 +1,203 @@
+// Task contracts: valid ones load with the right model; every malformed one gives one precise line.
+#include "core/task.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace kevo {
+namespace {
+
+// A valid contract; each malformed case below edits one thing. Line numbers matter to the
+// expected messages, so keep this layout.
+const char* kBase = R"({
+  "name": "softmax_rows",
+  "description": "Row-wise softmax",
+  "axes": {"B": {"type": "var"}, "D": {"type": "var"}},
+  "inputs": {
+    "x": {"shape": ["B", "D"], "dtype": "float32", "init": {"dist": "uniform", "low": 0, "high": 1}}
+  },
+  "outputs": {
+    "y": {"shape": ["B", "D"], "dtype": "float32"}
+  },
+  "reference": "import torch\n\ndef run(x):\n    return torch.softmax(x, dim=1)\n",
+  "workloads": [{"B": 4096, "D": 393216}, {"B": 16, "D": 16384}],
+  "tolerance": {"atol": 1e-4, "rtol": 1e-4}
+})";
+
+std::string edit(const std::string& from, const std::string& to) {
+  std::string s = kBase;
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << "test bug: '" << from << "' not in the base contract";
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_task(text, "t.json");
+  } catch (const InputError& e) {
+    std::string line = e.what();
+    EXPECT_EQ(line.find('\n'), std::string::npos) << "not one line: " << line;
+    return line;
+  }
+  return "(no error)";
+}
+
+TEST(Task, LoadsTheBaseContract) {
+  Task t = parse_task(kBase, "t.json");
+  EXPECT_EQ(t.name, "softmax_rows");
+  ASSERT_EQ(t.inputs.size(), 1u);
+  EXPECT_EQ(t.inputs[0].init.dist, "uniform");
+  ASSERT_EQ(t.workloads.size(), 2u);
+  EXPECT_EQ(t.shape_of(t.inputs[0], t.workloads[1]), (Shape{16, 16384}));
+  EXPECT_EQ(t.bytes_moved(t.workloads[0]), 2LL * 4096 * 393216 * 4);
+  EXPECT_EQ(t.reference_loc.line, 11);
+  EXPECT_EQ(t.reference_loc.col, 16);
+  Graph g = t.graph(t.workloads[1]);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op, "softmax");
+}
+
+TEST(Task, SizeExpressionsAndConstAxes) {
+  std::string text = edit(R"("axes": {"B": {"type": "var"}, "D": {"type": "var"}})",
+                          R"("axes": {"B": {"type": "var"}, "D": {"type": "const", "value": 8}})");
+  text = edit(R"("workloads": [{"B": 4096, "D": 393216}, {"B": 16, "D": 16384}])", R"("workloads": [{"B": 3}])");
+  text.replace(text.find(R"("axes": {"B": {"type": "var"}, "D": {"type": "var"}})"), 52,
+               R"("axes": {"B": {"type": "var"}, "D": {"type": "const", "value": 8}})");
+  Task t = parse_task(text, "t.json");
+  EXPECT_EQ(t.shape_of(t.outputs[0], t.workloads[0]), (Shape{3, 8}));
+}
+
+struct Malformed {
+  const char* what;
+  std::string text;
+  std::string expected;
+};
+
+class MalformedContract : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedContract, GivesOneLineWithPlaceAndReason) { EXPECT_EQ(error_of(GetParam().text), GetParam().expected); }
+
+std::vector<Malformed> malformed_cases() {
+  return {
+      {"bad JSON", edit(R"("description": "Row-wise softmax",)", R"("description": "Row-wise softmax")"),
+       "t.json:4:8: invalid JSON: syntax error while parsing object - unexpected string literal; expected '}'"},
+      {"empty file", "", "t.json:1:1: invalid JSON: syntax error while parsing value - unexpected end of input; expected "
+                         "'[', '{', or a literal"},
+      {"not an object", "[1, 2]", "t.json:1:1: must be an object, got an array"},
+      {"missing workloads", edit(R"(  "workloads": [{"B": 4096, "D": 393216}, {"B": 16, "D": 16384}],
+)", ""), "t.json:1:1: missing required field 'workloads'"},
+      {"unknown field", edit(R"("tolerance")", R"("tolerence")"),
+       "t.json:13:3: tolerence: unknown field 'tolerence' (expected one of: axes, constraints, description, inputs, "
+       "name, notes, op_type, outputs, reference, tags, tolerance, workloads)"},
+      {"unknown op", edit("torch.softmax(x, dim=1)", "torch.softmaxx(x, dim=1)"),
+       "t.json:11:16: reference:4:18: unknown function 'torch.softmaxx' (workload 0)"},
+      {"wrong arity", edit("torch.softmax(x, dim=1)", "torch.relu(x, x)"),
+       "t.json:11:16: reference:4:26: relu(): takes at most 1 positional argument but 2 were given (workload 0)"},
+      {"bad keyword", edit("torch.softmax(x, dim=1)", "torch.softmax(x, axis=1)"),
+       "t.json:11:16: reference:4:29: softmax(): unexpected keyword argument 'axis' (workload 0)"},
+      {"output shape differs", edit("torch.softmax(x, dim=1)", "torch.sum(x, dim=1, keepdim=True)"),
+       "t.json:9:10: outputs.y: the reference returns float32[4096, 1] but the contract declares float32[4096, "
+       "393216] (workload 0)"},
+      {"output dtype differs", edit("torch.softmax(x, dim=1)", "torch.argmax(x, dim=1, keepdim=True)"),
+       "t.json:9:10: outputs.y: the reference returns int64[4096, 1] but the contract declares float32[4096, "
+       "393216] (workload 0)"},
+      {"unknown axis", edit(R"("y": {"shape": ["B", "D"])", R"("y": {"shape": ["B", "Q"])"),
+       "t.json:9:26: outputs.y.shape[1]: unknown axis 'Q'"},
+      {"zero size", edit(R"({"B": 16, "D": 16384})", R"({"B": 0, "D": 16384})"),
+       "t.json:12:49: workloads[1].B: size must be positive, got 0"},
+      {"negative size", edit(R"({"B": 16, "D": 16384})", R"({"B": -16, "D": 16384})"),
+       "t.json:12:49: workloads[1].B: size must be positive, got -16"},
+      {"size over int64", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 18446744073709551615})"),
+       "t.json:12:58: workloads[1].D: size 18446744073709551615 overflows 64 bits"},
+      {"element count overflows", edit(R"({"B": 16, "D": 16384})", R"({"B": 4294967296, "D": 4294967296})"),
+       "t.json:12:43: workloads[1]: the size of 'x' overflows 64 bits"},
+      {"byte count overflows", edit(R"({"B": 16, "D": 16384})", R"({"B": 4294967296, "D": 1073741824})"),
+       "t.json:12:43: workloads[1]: the byte count of 'x' overflows 64 bits"},
+      {"no workloads", edit(R"([{"B": 4096, "D": 393216}, {"B": 16, "D": 16384}])", "[]"),
+       "t.json:12:16: workloads: a contract needs at least one workload"},
+      {"workload misses an axis", edit(R"({"B": 16, "D": 16384})", R"({"B": 16})"),
+       "t.json:12:43: workloads[1]: workload gives no size for axis 'D'"},
+      {"workload names an unknown axis", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 16384, "E": 2})"),
+       "t.json:12:65: workloads[1].E: unknown axis 'E'"},
+      {"NaN tolerance", edit(R"("atol": 1e-4)", R"("atol": NaN)"),
+       "t.json:13:25: invalid JSON: syntax error while parsing value - invalid literal; last read: '\"atol\": N'"},
+      {"tolerance as a string", edit(R"("atol": 1e-4)", R"("atol": "nan")"),
+       "t.json:13:25: tolerance.atol: must be a number, got a string"},
+      {"infinite tolerance", edit(R"("atol": 1e-4)", R"("atol": 1e999)"),
+       "t.json:13:25: invalid JSON: number overflow parsing '1e999'"},
+      {"negative tolerance", edit(R"("rtol": 1e-4)", R"("rtol": -1)"),
+       "t.json:13:39: tolerance.rtol: must not be negative"},
+      {"unsupported dtype", edit(R"("dtype": "float32", "init")", R"("dtype": "complex64", "init")"),
+       "t.json:6:41: inputs.x.dtype: unsupported dtype 'complex64' (supported: float32, float64, float16, bfloat16, "
+       "int64, int32, bool)"},
+      {"never returns", edit("    return torch.softmax(x, dim=1)\\n", "    y = torch.softmax(x, dim=1)\\n"),
+       "t.json:11:16: reference:3:1: run() never returns a value"},
+      {"syntax error", edit("torch.softmax(x, dim=1)", "torch.softmax(x, dim=1"),
+       "t.json:11:16: reference:4:25: '(' was never closed"},
+      {"parameter not an input", edit("def run(x):", "def run(x, w):"),
+       "t.json:11:16: reference:3:12: parameter 'w' is not a declared input"},
+      {"input not a parameter", edit("def run(x):", "def run():"),
+       "t.json:11:16: reference:3:5: run() has no parameter for input 'x'"},
+      {"returns two tensors for one output", edit("return torch.softmax(x, dim=1)", "return x, x"),
+       "t.json:11:16: reference: returns 2 tensors but the contract declares 1 output (workload 0)"},
+      {"unknown init distribution", edit(R"("dist": "uniform")", R"("dist": "gaussian")"),
+       "t.json:6:69: inputs.x.init.dist: unknown distribution 'gaussian' (expected uniform, normal, kaiming_uniform, "
+       "fan_in_uniform, randint, choice, ones, zeros or constant)"},
+      {"empty uniform range", edit(R"("low": 0, "high": 1)", R"("low": 1, "high": 1)"),
+       "t.json:6:60: inputs.x.init: low must be below high"},
+      {"const axis without value", edit(R"("D": {"type": "var"}})", R"("D": {"type": "const"}})"),
+       "t.json:4:39: axes.D: a const axis needs a 'value'"},
+      {"bad axis type", edit(R"("D": {"type": "var"}})", R"("D": {"type": "dynamic"}})"),
+       "t.json:4:48: axes.D.type: axis type must be \"var\" or \"const\", got \"dynamic\""},
+      {"name reused", edit(R"("y": {"shape")", R"("x": {"shape")"),
+       "t.json:9:5: outputs.x: the name 'x' is declared twice"},
+      {"bad size expression", edit(R"("y": {"shape": ["B", "D"])", R"("y": {"shape": ["B", "D -"])"),
+       "t.json:9:26: outputs.y.shape[1]: bad size expression in 'D -' at offset 3: expression ends early"},
+      {"size expression not positive", edit(R"("y": {"shape": ["B", "D"])", R"("y": {"shape": ["B", "D - 16384"])"),
+       "t.json:12:43: workloads[1]: dim 1 of 'y' (D - 16384) is 0 in this workload; sizes must be positive"},
+      {"name not a string", edit(R"("name": "softmax_rows")", R"("name": 7)"), "t.json:2:11: name: must be a string, got a number"},
+      {"deeply nested JSON", std::string(100000, '[') + std::string(100000, ']'),
+       "t.json:1:1: JSON nested deeper than 64 levels"},
+      {"input name not an identifier", edit(R"("x": {"shape": ["B", "D"], "dtype")", R"("x-1": {"shape": ["B", "D"], "dtype")"),
+       "t.json:6:5: inputs.x-1: 'x-1' is not a valid Python identifier"},
+      {"bad reference shape op", edit("torch.softmax(x, dim=1)", "torch.softmax(x, dim=2)"),
+       "t.json:11:16: reference:4:12: dim 2 is out of range for a tensor of rank 2 (workload 0)"},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Contracts, MalformedContract, ::testing::ValuesIn(malformed_cases()),
+                         [](const ::testing::TestParamInfo<Malformed>& info) {
+                           std::string name;
+                           for (char c : std::string(info.param.what)) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
+
+TEST(Task, MissingFileIsAnInputError) {
+  try {
+    load_task("/nonexistent/kevo/task.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/kevo/task.json: cannot open the file");
+  }
+}
+
+TEST(Task, BundledContractsLoad) {
+  for (const char* name : {"01_relu", "02_gelu", "03_softmax", "04_rms_norm", "05_layer_norm", "06_sum_dim1",
+                           "07_argmax_dim1", "08_gelu_tanh_explicit", "09_cumsum", "10_mse_loss", "11_hinge_loss",
+                           "12_max_pool2d", "13_linear_leaky_relu", "14_conv2d_relu_bias"}) {
+    std::string path = std::string(KEVO_SOURCE_ROOT) + "/tasks/" + name + ".json";
+    try {
+      Task t = load_task(path);
+      EXPECT_GE(t.workloads.size(), 2u) << name;
+      EXPECT_DOUBLE_EQ(t.tolerance.atol, 1e-4) << name;
+      EXPECT_DOUBLE_EQ(t.tolerance.rtol, 1e-4) << name;
+    } catch (const InputError& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kevo
