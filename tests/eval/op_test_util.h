@@ -1,0 +1,63 @@
+// Test helpers: run a reference text through parser, lowering and LibTorch execution.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/interpreter.h"
+#include "core/reference_parser.h"
+#include "eval/torch_graph.h"
+
+namespace kevo::testing {
+
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+inline Graph lower_for(const std::string& reference, const NamedTensors& inputs) {
+  std::vector<InputSpec> specs;
+  for (const auto& [name, t] : inputs)
+    specs.push_back({name, eval::from_torch(t.scalar_type()), Shape(t.sizes().begin(), t.sizes().end())});
+  return lower_reference(ref::parse_reference(reference), specs);
+}
+
+// Parses, lowers and runs `reference` on `inputs` (given in run()'s parameter order).
+inline std::vector<torch::Tensor> run_reference(const std::string& reference, const NamedTensors& inputs) {
+  Graph g = lower_for(reference, inputs);
+  std::vector<torch::Tensor> ts;
+  for (int id : g.inputs)
+    for (const auto& [name, t] : inputs)
+      if (name == g.values[id].name) ts.push_back(t);
+  return eval::run_graph(g, ts);
+}
+
+// Asserts the interpreted reference equals `expected` (same dtype and shape, values close).
+inline void expect_same(const torch::Tensor& got, const torch::Tensor& expected, double atol = 1e-6,
+                        double rtol = 1e-5) {
+  ASSERT_EQ(got.scalar_type(), expected.scalar_type());
+  ASSERT_EQ(got.sizes(), expected.sizes());
+  if (got.is_floating_point()) {
+    EXPECT_TRUE(torch::allclose(got, expected, rtol, atol, /*equal_nan=*/true))
+        << "max abs diff " << (got - expected).abs().max().item<double>();
+  } else {
+    EXPECT_TRUE(torch::equal(got, expected));
+  }
+}
+
+// Asserts lowering `reference` fails at line:col with a message containing `needle`.
+inline void expect_reference_error(const std::string& reference, const NamedTensors& inputs, int line, int col,
+                                   const std::string& needle) {
+  try {
+    lower_for(reference, inputs);
+    ADD_FAILURE() << "no error for:\n" << reference;
+  } catch (const ReferenceError& e) {
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_EQ(e.col(), col) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace kevo::testing
