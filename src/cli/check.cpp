@@ -49,7 +49,13 @@ std::string human_seconds(double s) {
 }
 
 // Checks one contract; prints its report. Returns 0, 1 (reference misbehaves) or 2 (invalid).
-int check_one(const std::string& path, bool show_graph, bool run, int64_t cpu_limit, uint64_t seed) {
+// What a reference may cost before `kevo check` leaves it to the GPU.
+struct CpuLimits {
+  int64_t bytes;
+  int64_t flops;
+};
+
+int check_one(const std::string& path, bool show_graph, bool run, CpuLimits limits, uint64_t seed) {
   Task task;
   try {
     task = load_task(path);
@@ -70,8 +76,11 @@ int check_one(const std::string& path, bool show_graph, bool run, int64_t cpu_li
               << "FLOP in matmul/conv";
     if (!run) {
       std::cout << "\n";
-    } else if (bytes > cpu_limit) {
-      std::cout << "; not run on the CPU (over the " << human_bytes(static_cast<double>(cpu_limit)) << " limit)\n";
+    } else if (bytes > limits.bytes) {
+      std::cout << "; not run on the CPU (over the " << human_bytes(static_cast<double>(limits.bytes)) << " limit)\n";
+    } else if (flops > limits.flops) {
+      std::cout << "; not run on the CPU (over the " << human_count(static_cast<double>(limits.flops))
+                << "FLOP limit)\n";
     } else {
       eval::ReferenceRun r = eval::run_reference_on_cpu(task, w, seed);
       ran_any = true;
@@ -103,27 +112,31 @@ int cmd_check(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::vector<std::string> files;
   int64_t limit_mb = 512;
+  double limit_gflop = 2.0;
   uint64_t seed = 0;
   opts.add_options()("task", po::value(&files)->required(), "task contract files (JSON)")(
       "graph", po::bool_switch(), "print each workload's op graph")(
       "no-run", po::bool_switch(), "only validate; do not run references")(
       "cpu-limit-mb", po::value(&limit_mb)->default_value(512),
       "run a workload's reference on the CPU only when it moves at most this many MB")(
+      "cpu-limit-gflop", po::value(&limit_gflop)->default_value(2.0),
+      "... and does at most this many GFLOP of matmul/conv")(
       "seed", po::value(&seed)->default_value(0), "seed of the random inputs");
   po::positional_options_description pos;
   pos.add("task", -1);
   po::variables_map vm;
-  if (int rc = parse_options("check", "TASK.json... [--graph] [--no-run] [--cpu-limit-mb N] [--seed S]", args, opts,
+  if (int rc = parse_options("check", "TASK.json... [--graph] [--no-run] [--cpu-limit-mb N] [--cpu-limit-gflop G] [--seed S]", args, opts,
                              pos, vm);
       rc >= 0)
     return rc;
-  if (limit_mb < 0) {
-    std::cerr << "kevo check: --cpu-limit-mb must not be negative\n";
+  if (limit_mb < 0 || limit_mb > 1000000000 || !(limit_gflop >= 0) || limit_gflop > 1e9) {
+    std::cerr << "kevo check: --cpu-limit-mb and --cpu-limit-gflop must be non-negative (and sane)\n";
     return 2;
   }
+  CpuLimits limits{limit_mb * 1000 * 1000, static_cast<int64_t>(limit_gflop * 1e9)};
   int worst = 0, bad = 0;
   for (const std::string& f : files) {
-    int rc = check_one(f, vm["graph"].as<bool>(), !vm["no-run"].as<bool>(), limit_mb * 1000 * 1000, seed);
+    int rc = check_one(f, vm["graph"].as<bool>(), !vm["no-run"].as<bool>(), limits, seed);
     worst = std::max(worst, rc);
     bad += rc != 0;
   }

@@ -167,12 +167,16 @@ int Lowering::emit1(const std::string& op, std::vector<int> inputs, std::map<std
   return emit(op, std::move(inputs), std::move(attrs), {{dtype, std::move(shape)}})[0];
 }
 
+namespace {
+AttrValue scalar_attr(const Value& scalar) {
+  if (scalar.kind == Value::Kind::Bool) return scalar.b;
+  if (scalar.kind == Value::Kind::Int) return scalar.i;
+  return scalar.f;
+}
+}  // namespace
+
 int Lowering::constant(const Value& scalar, DType dtype) {
-  AttrValue v;
-  if (scalar.kind == Value::Kind::Bool) v = scalar.b;
-  else if (scalar.kind == Value::Kind::Int) v = scalar.i;
-  else v = scalar.f;
-  return emit1("constant", {}, {{"value", v}}, dtype, {});
+  return emit1("constant", {}, {{"value", scalar_attr(scalar)}}, dtype, {});
 }
 
 void Lowering::fail(const std::string& message) const { fail(pos_, message); }
@@ -319,6 +323,8 @@ Args bind_arguments(const OpDef& op, const std::vector<CallArg>& positional,
 
 void OpTable::add(const std::vector<std::string>& qualified_names, const std::string& signature, LowerFn fn) {
   for (const std::string& q : qualified_names) {
+    // Two families claiming one spelling would silently shadow each other.
+    if (ops_.count(q)) throw std::logic_error("op '" + q + "' is registered twice");
     OpDef d;
     d.name = q.substr(q.rfind('.') + 1);
     d.signature = signature;

@@ -33,6 +33,11 @@ DType from_torch(torch::ScalarType t) {
   }
 }
 
+void TorchOpTable::add(const std::string& op, TorchOp fn) {
+  if (ops_.count(op)) throw std::logic_error("LibTorch execution of '" + op + "' is registered twice");
+  ops_[op] = std::move(fn);
+}
+
 const TorchOp* TorchOpTable::find(const std::string& op) const {
   auto it = ops_.find(op);
   return it == ops_.end() ? nullptr : &it->second;
@@ -84,6 +89,9 @@ std::vector<torch::Tensor> run_graph(const Graph& g, const std::vector<torch::Te
   }
   torch::Device device = inputs.empty() ? torch::Device(torch::kCPU) : inputs[0].device();
   torch::NoGradGuard no_grad;
+  // The reference is the fp32 truth: cuDNN convolutions default to TF32, which is 1e-3 off.
+  at::globalContext().setAllowTF32CuDNN(false);
+  at::globalContext().setAllowTF32CuBLAS(false);
   for (const Node& n : g.nodes) {
     if (n.op == "constant") {
       const ValueInfo& v = g.values[n.outputs[0]];

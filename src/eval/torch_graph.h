@@ -20,7 +20,7 @@ using TorchOp = std::function<std::vector<torch::Tensor>(const Node& node, const
 
 class TorchOpTable {
  public:
-  void add(const std::string& op, TorchOp fn) { ops_[op] = std::move(fn); }
+  void add(const std::string& op, TorchOp fn);
   const TorchOp* find(const std::string& op) const;
   std::vector<std::string> names() const;
 

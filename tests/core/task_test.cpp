@@ -72,12 +72,21 @@ TEST(Task, SizeExpressionsAndConstAxes) {
 struct Malformed {
   const char* what;
   std::string text;
-  std::string expected;
+  std::string expected;  // the whole line; for JSON syntax errors, the part before nlohmann's own words
 };
 
 class MalformedContract : public ::testing::TestWithParam<Malformed> {};
 
-TEST_P(MalformedContract, GivesOneLineWithPlaceAndReason) { EXPECT_EQ(error_of(GetParam().text), GetParam().expected); }
+TEST_P(MalformedContract, GivesOneLineWithPlaceAndReason) {
+  std::string got = error_of(GetParam().text);
+  const std::string& want = GetParam().expected;
+  // nlohmann-json words its syntax errors differently across versions; the place and the
+  // "invalid JSON" reason are ours and must match exactly.
+  if (want.find("invalid JSON: syntax error") != std::string::npos)
+    EXPECT_EQ(got.substr(0, got.find(" syntax error")), want.substr(0, want.find(" syntax error")));
+  else
+    EXPECT_EQ(got, want);
+}
 
 std::vector<Malformed> malformed_cases() {
   return {
