@@ -72,7 +72,7 @@ TEST(Task, SizeExpressionsAndConstAxes) {
 struct Malformed {
   const char* what;
   std::string text;
-  std::string expected;  // the whole line; for JSON syntax errors, the part before nlohmann's own words
+  std::string expected;  // the whole line; for JSON syntax errors, up to "invalid JSON:"
 };
 
 class MalformedContract : public ::testing::TestWithParam<Malformed> {};
@@ -81,9 +81,10 @@ TEST_P(MalformedContract, GivesOneLineWithPlaceAndReason) {
   std::string got = error_of(GetParam().text);
   const std::string& want = GetParam().expected;
   // nlohmann-json words its syntax errors differently across versions; the place and the
-  // "invalid JSON" reason are ours and must match exactly.
-  if (want.find("invalid JSON: syntax error") != std::string::npos)
-    EXPECT_EQ(got.substr(0, got.find(" syntax error")), want.substr(0, want.find(" syntax error")));
+  // "invalid JSON:" reason are ours and must match exactly.
+  const std::string ours = "invalid JSON:";
+  if (want.size() >= ours.size() && want.compare(want.size() - ours.size(), ours.size(), ours) == 0)
+    EXPECT_EQ(got.substr(0, want.size()), want) << got;
   else
     EXPECT_EQ(got, want);
 }
@@ -91,9 +92,8 @@ TEST_P(MalformedContract, GivesOneLineWithPlaceAndReason) {
 std::vector<Malformed> malformed_cases() {
   return {
       {"bad JSON", edit(R"("description": "Row-wise softmax",)", R"("description": "Row-wise softmax")"),
-       "t.json:4:8: invalid JSON: syntax error while parsing object - unexpected string literal; expected '}'"},
-      {"empty file", "", "t.json:1:1: invalid JSON: syntax error while parsing value - unexpected end of input; expected "
-                         "'[', '{', or a literal"},
+       "t.json:4:8: invalid JSON:"},
+      {"empty file", "", "t.json:1:1: invalid JSON:"},
       {"not an object", "[1, 2]", "t.json:1:1: must be an object, got an array"},
       {"missing workloads", edit(R"(  "workloads": [{"B": 4096, "D": 393216}, {"B": 16, "D": 16384}],
 )", ""), "t.json:1:1: missing required field 'workloads'"},
@@ -131,7 +131,7 @@ std::vector<Malformed> malformed_cases() {
       {"workload names an unknown axis", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 16384, "E": 2})"),
        "t.json:12:65: workloads[1].E: unknown axis 'E'"},
       {"NaN tolerance", edit(R"("atol": 1e-4)", R"("atol": NaN)"),
-       "t.json:13:25: invalid JSON: syntax error while parsing value - invalid literal; last read: '\"atol\": N'"},
+       "t.json:13:25: invalid JSON:"},
       {"tolerance as a string", edit(R"("atol": 1e-4)", R"("atol": "nan")"),
        "t.json:13:25: tolerance.atol: must be a number, got a string"},
       {"infinite tolerance", edit(R"("atol": 1e-4)", R"("atol": 1e999)"),
