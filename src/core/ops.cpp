@@ -132,6 +132,12 @@ std::vector<int64_t> Args::ints(const std::string& name) const {
   return out;
 }
 
+// torch takes sizes and dim lists as a sequence only (view(6) is the varargs spelling of view((6,))).
+std::vector<int64_t> Args::int_list(const std::string& name) const {
+  if (get(name).kind != Value::Kind::Tuple) wrong_type(*this, name, "a tuple of ints");
+  return ints(name);
+}
+
 std::optional<std::vector<int64_t>> Args::opt_ints(const std::string& name) const {
   if (is_none(name)) return std::nullopt;
   return ints(name);
@@ -372,22 +378,32 @@ Shape broadcast_shapes(const Lowering& L, const Shape& a, const Shape& b) {
   return out;
 }
 
-int64_t normalize_dim(const Lowering& L, int64_t dim, int64_t rank) {
+int64_t normalize_dim(const Lowering& L, int64_t dim, int64_t rank, ref::Pos at) {
   int64_t r = std::max<int64_t>(rank, 1);  // torch lets a scalar take dim 0 or -1
   if (dim < -r || dim >= r)
-    L.fail("dim " + std::to_string(dim) + " is out of range for a tensor of rank " + std::to_string(rank));
+    L.fail(at, "dim " + std::to_string(dim) + " is out of range for a tensor of rank " + std::to_string(rank));
   return dim < 0 ? dim + r : dim;
 }
 
-std::vector<int64_t> normalize_dims(const Lowering& L, const std::vector<int64_t>& dims, int64_t rank) {
+int64_t normalize_dim(const Lowering& L, int64_t dim, int64_t rank) { return normalize_dim(L, dim, rank, L.pos()); }
+
+std::vector<int64_t> normalize_dims(const Lowering& L, const std::vector<int64_t>& dims, int64_t rank, ref::Pos at) {
   std::vector<int64_t> out;
   for (int64_t d : dims) {
-    int64_t n = normalize_dim(L, d, rank);
+    int64_t n = normalize_dim(L, d, rank, at);
     for (int64_t seen : out)
-      if (seen == n) L.fail("dim " + std::to_string(d) + " appears more than once");
+      if (seen == n) L.fail(at, "dim " + std::to_string(d) + " appears more than once");
     out.push_back(n);
   }
   return out;
+}
+
+std::vector<int64_t> normalize_dims(const Lowering& L, const std::vector<int64_t>& dims, int64_t rank) {
+  return normalize_dims(L, dims, rank, L.pos());
+}
+
+int64_t dim_arg(const Lowering& L, const Args& a, const std::string& name, int x) {
+  return normalize_dim(L, a.integer(name), L.rank(x), a.pos(name));
 }
 
 Shape reduced_shape(const Shape& s, const std::vector<int64_t>& dims, bool keepdim) {

@@ -59,7 +59,8 @@ class Args {
   std::optional<double> opt_number(const std::string& name) const;
   bool boolean(const std::string& name) const;
   std::string str(const std::string& name) const;
-  std::vector<int64_t> ints(const std::string& name) const;  // an int, or a tuple/list of ints
+  std::vector<int64_t> ints(const std::string& name) const;      // an int, or a tuple/list of ints
+  std::vector<int64_t> int_list(const std::string& name) const;  // a tuple/list of ints only
   std::optional<std::vector<int64_t>> opt_ints(const std::string& name) const;
   [[noreturn]] void fail(const std::string& name, const std::string& message) const;
 
@@ -132,8 +133,14 @@ Args bind_arguments(const OpDef& op, const std::vector<CallArg>& positional,
 
 // --- shape and type rules shared by the op families ---------------------------------------
 Shape broadcast_shapes(const Lowering& L, const Shape& a, const Shape& b);
-int64_t normalize_dim(const Lowering& L, int64_t dim, int64_t rank);  // Python-style negative dims
+// Python-style negative dims. An error points at `at`, where the dim argument was written; the
+// overloads without it point at the call.
+int64_t normalize_dim(const Lowering& L, int64_t dim, int64_t rank, ref::Pos at);
+int64_t normalize_dim(const Lowering& L, int64_t dim, int64_t rank);
+std::vector<int64_t> normalize_dims(const Lowering& L, const std::vector<int64_t>& dims, int64_t rank, ref::Pos at);
 std::vector<int64_t> normalize_dims(const Lowering& L, const std::vector<int64_t>& dims, int64_t rank);
+// The int argument `name` as a dim of tensor x, normalized; an error points at the argument.
+int64_t dim_arg(const Lowering& L, const Args& a, const std::string& name, int x);
 Shape reduced_shape(const Shape& s, const std::vector<int64_t>& dims, bool keepdim);  // dims normalized
 DType promote_types(DType a, DType b);
 // Lowers `a OP b` where either side may be a Python scalar; op is a canonical binary op

@@ -77,10 +77,11 @@ Value lower_layer_norm(Lowering& L, const Args& a) {
   int x = float_tensor(L, a, "input");
   ignored_flag(a, "cudnn_enable");
   const Shape& xs = L.shape(x);
-  if (a.get("normalized_shape").kind != Value::Kind::Tuple)
-    a.fail("normalized_shape", "must be a tuple or list of ints, got " + a.get("normalized_shape").type_name() +
-                                   " (torch does not take a bare int here: write (n,))");
-  Shape ns = a.ints("normalized_shape");
+  // A bare int is the usual slip here (int_list would refuse it too): say how to write one dim.
+  if (a.get("normalized_shape").kind == Value::Kind::Int)
+    a.fail("normalized_shape",
+           "must be a tuple or list of ints, got int (torch does not take a bare int here: write (n,))");
+  Shape ns = a.int_list("normalized_shape");
   if (ns.empty()) a.fail("normalized_shape", "must have at least one dim");
   if (ns.size() > xs.size() || !std::equal(ns.begin(), ns.end(), xs.end() - ns.size()))
     a.fail("normalized_shape",

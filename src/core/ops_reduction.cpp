@@ -17,12 +17,17 @@ std::vector<int64_t> all_dims(int64_t rank) {
   return dims;
 }
 
+// An optional single dim (prod, argmax): the given one, normalized, or every dim when None.
+std::vector<int64_t> one_or_all_dims(const Lowering& L, const Args& a, std::optional<int64_t> dim, int x) {
+  return dim ? std::vector<int64_t>{normalize_dim(L, *dim, L.rank(x), a.pos("dim"))} : all_dims(L.rank(x));
+}
+
 // The dims argument of a reduction, normalized and sorted (the order of reduced dims does not
 // matter); None and () mean every dim, as in torch.
 std::vector<int64_t> reduction_dims(Lowering& L, const Args& a, int x) {
   std::optional<std::vector<int64_t>> dims = a.opt_ints("dim");
   if (!dims || dims->empty()) return all_dims(L.rank(x));
-  std::vector<int64_t> out = normalize_dims(L, *dims, L.rank(x));
+  std::vector<int64_t> out = normalize_dims(L, *dims, L.rank(x), a.pos("dim"));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -75,7 +80,7 @@ Value lower_prod(Lowering& L, const Args& a) {
   bool keepdim = a.boolean("keepdim");
   std::optional<int64_t> dim = a.opt_integer("dim");
   if (!dim && keepdim) a.fail("keepdim", "is only accepted together with dim");
-  std::vector<int64_t> dims = dim ? std::vector<int64_t>{normalize_dim(L, *dim, L.rank(x))} : all_dims(L.rank(x));
+  std::vector<int64_t> dims = one_or_all_dims(L, a, dim, x);
   return Value::of_tensor(emit_reduction(L, "prod", x, dims, keepdim, accumulating_dtype(L.dtype(x))));
 }
 
@@ -123,7 +128,7 @@ LowerFn arg_extremum(const std::string& op) {
     if (L.dtype(x) == DType::Bool) L.fail(op + " does not support bool tensors");
     bool keepdim = a.boolean("keepdim");
     std::optional<int64_t> dim = a.opt_integer("dim");
-    std::vector<int64_t> dims = dim ? std::vector<int64_t>{normalize_dim(L, *dim, L.rank(x))} : all_dims(L.rank(x));
+    std::vector<int64_t> dims = one_or_all_dims(L, a, dim, x);
     require_nonempty(L, op, x, dims);
     std::map<std::string, AttrValue> attrs = {{"dim", std::monostate{}}, {"keepdim", keepdim}};
     if (dim) attrs["dim"] = dims[0];
@@ -153,7 +158,7 @@ LowerFn max_min(const std::string& name, const std::string& reduce_op, const std
       require_nonempty(L, name, x, dims);
       return Value::of_tensor(emit_reduction(L, reduce_op, x, dims, false, L.dtype(x)));
     }
-    int64_t d = normalize_dim(L, a.integer("dim"), L.rank(x));
+    int64_t d = dim_arg(L, a, "dim", x);
     require_nonempty(L, name, x, {d});
     bool keepdim = a.boolean("keepdim");
     Shape s = reduced_shape(L.shape(x), {d}, keepdim);
@@ -168,7 +173,7 @@ LowerFn softmax_like(const std::string& op) {
     check_no_dtype(a);
     int x = a.tensor("input");
     if (a.is_none("dim")) a.fail("dim", op + " needs dim");
-    int64_t dim = normalize_dim(L, a.integer("dim"), L.rank(x));
+    int64_t dim = dim_arg(L, a, "dim", x);
     return Value::of_tensor(lower_unary(L, op, x, {{"dim", dim}}));
   };
 }
@@ -177,7 +182,7 @@ LowerFn scan(const std::string& op) {
   return [op](Lowering& L, const Args& a) {
     check_no_dtype(a);
     int x = a.tensor("input");
-    int64_t dim = normalize_dim(L, a.integer("dim"), L.rank(x));
+    int64_t dim = dim_arg(L, a, "dim", x);
     return Value::of_tensor(L.emit1(op, {x}, {{"dim", dim}}, accumulating_dtype(L.dtype(x)), L.shape(x)));
   };
 }

@@ -13,24 +13,6 @@ Value emit_like(Lowering& L, const std::string& op, int x, std::map<std::string,
 
 Value reshape_to(Lowering& L, int x, const Shape& shape) { return emit_like(L, "reshape", x, {{"shape", shape}}, shape); }
 
-// A dim argument, normalized; a bad one is reported at the argument rather than at the call.
-int64_t dim_arg(Lowering& L, const Args& a, const std::string& name, int64_t rank) {
-  Lowering at(L.graph(), a.pos(name));
-  return normalize_dim(at, a.integer(name), rank);
-}
-
-std::vector<int64_t> dims_arg(Lowering& L, const Args& a, const std::string& name, const std::vector<int64_t>& dims,
-                              int64_t rank) {
-  Lowering at(L.graph(), a.pos(name));
-  return normalize_dims(at, dims, rank);
-}
-
-// torch takes sizes and dim lists as a sequence only (view(6) is the varargs spelling of view((6,))).
-std::vector<int64_t> int_list(const Args& a, const std::string& name) {
-  if (a.get(name).kind != Value::Kind::Tuple) a.fail(name, "must be a tuple of ints, got " + a.get(name).type_name());
-  return a.ints(name);
-}
-
 // Resolves the one -1 of a requested shape against `count` elements, as torch's infer_size does.
 Shape infer_shape(const Args& a, const std::string& name, const Shape& requested, int64_t count) {
   Shape shape = requested;
@@ -63,7 +45,7 @@ Shape infer_shape(const Args& a, const std::string& name, const Shape& requested
 LowerFn reshape_op(const std::string& shape_param) {
   return [shape_param](Lowering& L, const Args& a) {
     int x = a.tensor("input");
-    return reshape_to(L, x, infer_shape(a, shape_param, int_list(a, shape_param), numel(L.shape(x))));
+    return reshape_to(L, x, infer_shape(a, shape_param, a.int_list(shape_param), numel(L.shape(x))));
   };
 }
 
@@ -76,7 +58,7 @@ Value transpose(Lowering& L, int x, int64_t d0, int64_t d1) {
 LowerFn transpose_op(const std::string& p0, const std::string& p1) {
   return [p0, p1](Lowering& L, const Args& a) {
     int x = a.tensor("input");
-    return transpose(L, x, dim_arg(L, a, p0, L.rank(x)), dim_arg(L, a, p1, L.rank(x)));
+    return transpose(L, x, dim_arg(L, a, p0, x), dim_arg(L, a, p1, x));
   };
 }
 
@@ -88,11 +70,11 @@ Value permute(Lowering& L, int x, const std::vector<int64_t>& dims) {
 
 Value lower_permute(Lowering& L, const Args& a) {
   int x = a.tensor("input");
-  std::vector<int64_t> dims = int_list(a, "dims");
+  std::vector<int64_t> dims = a.int_list("dims");
   if (static_cast<int64_t>(dims.size()) != L.rank(x))
     a.fail("dims", "permute needs " + std::to_string(L.rank(x)) + " dims for a tensor of shape " +
                        shape_string(L.shape(x)) + ", got " + std::to_string(dims.size()));
-  return permute(L, x, dims_arg(L, a, "dims", dims, L.rank(x)));
+  return permute(L, x, normalize_dims(L, dims, L.rank(x), a.pos("dims")));
 }
 
 // Tensor.T reverses all dims (torch deprecates it below and above rank 2 but still does that).
@@ -137,7 +119,7 @@ Value lower_squeeze(Lowering& L, const Args& a) {
   if (a.is_none("dim")) {
     for (size_t d = 0; d < in.size(); ++d) asked.push_back(static_cast<int64_t>(d));
   } else {
-    asked = dims_arg(L, a, "dim", a.ints("dim"), L.rank(x));
+    asked = normalize_dims(L, a.ints("dim"), L.rank(x), a.pos("dim"));
   }
   std::vector<int64_t> removed;
   for (int64_t d : asked)
@@ -180,7 +162,7 @@ Shape expand_shape(const Args& a, const std::string& name, const Shape& from, co
 LowerFn expand_op(const std::string& size_param) {
   return [size_param](Lowering& L, const Args& a) {
     int x = a.tensor("input");
-    Shape s = expand_shape(a, size_param, L.shape(x), int_list(a, size_param));
+    Shape s = expand_shape(a, size_param, L.shape(x), a.int_list(size_param));
     return emit_like(L, "expand", x, {{"shape", s}}, s);
   };
 }
@@ -202,7 +184,7 @@ Value lower_reshape_as(Lowering& L, const Args& a) {
 Value lower_flatten(Lowering& L, const Args& a) {
   int x = a.tensor("input");
   const Shape& in = L.shape(x);
-  int64_t start = dim_arg(L, a, "start_dim", L.rank(x)), end = dim_arg(L, a, "end_dim", L.rank(x));
+  int64_t start = dim_arg(L, a, "start_dim", x), end = dim_arg(L, a, "end_dim", x);
   if (start > end)
     a.fail("start_dim", "start_dim " + std::to_string(a.integer("start_dim")) + " cannot come after end_dim " +
                             std::to_string(a.integer("end_dim")));
@@ -219,8 +201,8 @@ Value lower_unflatten(Lowering& L, const Args& a) {
   int x = a.tensor("input");
   const Shape& in = L.shape(x);
   if (in.empty()) L.fail("unflatten needs a tensor of rank >= 1");
-  int64_t dim = dim_arg(L, a, "dim", L.rank(x));
-  std::vector<int64_t> sizes = int_list(a, "sizes");
+  int64_t dim = dim_arg(L, a, "dim", x);
+  std::vector<int64_t> sizes = a.int_list("sizes");
   if (sizes.empty()) a.fail("sizes", "must not be empty");
   Shape part = infer_shape(a, "sizes", sizes, in[dim]);
   Shape s(in.begin(), in.begin() + dim);
@@ -231,7 +213,7 @@ Value lower_unflatten(Lowering& L, const Args& a) {
 
 Value lower_flip(Lowering& L, const Args& a) {
   int x = a.tensor("input");
-  std::vector<int64_t> dims = dims_arg(L, a, "dims", int_list(a, "dims"), L.rank(x));
+  std::vector<int64_t> dims = normalize_dims(L, a.int_list("dims"), L.rank(x), a.pos("dims"));
   std::sort(dims.begin(), dims.end());
   return emit_like(L, "flip", x, {{"dims", dims}}, L.shape(x));
 }

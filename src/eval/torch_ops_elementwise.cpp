@@ -7,8 +7,30 @@ namespace {
 using T = torch::Tensor;
 using In = std::vector<T>;
 
-void unary(TorchOpTable& t, const std::string& op, T (*fn)(const T&)) {
-  t.add(op, [fn](const Node&, const In& in) { return std::vector<T>{fn(in[0])}; });
+// Ops of one tensor and no attributes, by canonical name.
+const std::vector<std::pair<const char*, T (*)(const T&)>>& unary_ops() {
+  static const std::vector<std::pair<const char*, T (*)(const T&)>> table = {
+      {"relu", torch::relu},
+      {"sigmoid", torch::sigmoid},
+      {"tanh", torch::tanh},
+      {"silu", torch::silu},
+      {"mish", torch::mish},
+      {"selu", torch::selu},
+      {"hardsigmoid", torch::hardsigmoid},
+      {"hardswish", torch::hardswish},
+      // torch.nn.functional.softsign is this expression; ATen has no kernel for it.
+      {"softsign", [](const T& x) { return x / (x.abs() + 1); }},
+      {"exp", torch::exp},
+      {"log", torch::log},
+      {"sqrt", torch::sqrt},
+      {"rsqrt", torch::rsqrt},
+      {"erf", torch::erf},
+      {"sin", torch::sin},
+      {"cos", torch::cos},
+      {"abs", torch::abs},
+      {"neg", torch::neg},
+  };
+  return table;
 }
 
 // An op whose attributes are scalars passed on to torch in a fixed order.
@@ -31,25 +53,8 @@ T clamp(const Node& n, const T& x) {
 }  // namespace
 
 void register_torch_elementwise_ops(TorchOpTable& t) {
-  unary(t, "relu", [](const T& x) { return torch::relu(x); });
-  unary(t, "sigmoid", [](const T& x) { return torch::sigmoid(x); });
-  unary(t, "tanh", [](const T& x) { return torch::tanh(x); });
-  unary(t, "silu", [](const T& x) { return torch::silu(x); });
-  unary(t, "mish", [](const T& x) { return torch::mish(x); });
-  unary(t, "selu", [](const T& x) { return torch::selu(x); });
-  unary(t, "hardsigmoid", [](const T& x) { return torch::hardsigmoid(x); });
-  unary(t, "hardswish", [](const T& x) { return torch::hardswish(x); });
-  // torch.nn.functional.softsign is this expression; ATen has no kernel for it.
-  unary(t, "softsign", [](const T& x) { return x / (x.abs() + 1); });
-  unary(t, "exp", [](const T& x) { return torch::exp(x); });
-  unary(t, "log", [](const T& x) { return torch::log(x); });
-  unary(t, "sqrt", [](const T& x) { return torch::sqrt(x); });
-  unary(t, "rsqrt", [](const T& x) { return torch::rsqrt(x); });
-  unary(t, "erf", [](const T& x) { return torch::erf(x); });
-  unary(t, "sin", [](const T& x) { return torch::sin(x); });
-  unary(t, "cos", [](const T& x) { return torch::cos(x); });
-  unary(t, "abs", [](const T& x) { return torch::abs(x); });
-  unary(t, "neg", [](const T& x) { return torch::neg(x); });
+  for (const auto& [op, fn] : unary_ops())
+    t.add(op, [fn = fn](const Node&, const In& in) { return std::vector<T>{fn(in[0])}; });
 
   using S = std::vector<torch::Scalar>;
   with_scalars(t, "leaky_relu", {"negative_slope"}, [](const T& x, const S& s) { return torch::leaky_relu(x, s[0]); });

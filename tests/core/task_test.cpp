@@ -172,7 +172,7 @@ std::vector<Malformed> malformed_cases() {
       {"input name not an identifier", edit(R"("x": {"shape": ["B", "D"], "dtype")", R"("x-1": {"shape": ["B", "D"], "dtype")"),
        "t.json:6:5: inputs.x-1: 'x-1' is not a valid Python identifier"},
       {"bad reference shape op", edit("torch.softmax(x, dim=1)", "torch.softmax(x, dim=2)"),
-       "t.json:11:16: reference:4:12: dim 2 is out of range for a tensor of rank 2 (workload 0)"},
+       "t.json:11:16: reference:4:29: dim 2 is out of range for a tensor of rank 2 (workload 0)"},
   };
 }
 

@@ -60,4 +60,40 @@ inline void expect_reference_error(const std::string& reference, const NamedTens
   }
 }
 
+// `def run(<the inputs' names>):` with `body` as its indented line 2.
+inline std::string program(const std::string& body, const NamedTensors& in) {
+  std::string params;
+  for (const auto& [name, t] : in) params += (params.empty() ? "" : ", ") + name;
+  return "def run(" + params + "):\n    " + body + "\n";
+}
+
+// program() whose body is `return EXPR`; EXPR's first character is on line 2, column 12.
+inline std::string returning(const std::string& expr, const NamedTensors& in) { return program("return " + expr, in); }
+
+// The last node lowering `return EXPR` adds: the one of its outermost op.
+inline Node lowered(const std::string& expr, const NamedTensors& in) { return lower_for(returning(expr, in), in).nodes.back(); }
+
+// Runs `return EXPR` and compares every returned tensor with `expected` (expect_same's tolerances).
+inline void expect_returns(const std::string& expr, const NamedTensors& in, const std::vector<torch::Tensor>& expected,
+                           double atol = 1e-6, double rtol = 1e-5) {
+  SCOPED_TRACE(expr);
+  std::vector<torch::Tensor> got = run_reference(returning(expr, in), in);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t k = 0; k < got.size(); ++k) expect_same(got[k], expected[k], atol, rtol);
+}
+
+// expect_returns for an EXPR that returns one tensor.
+inline void expect_returns(const std::string& expr, const NamedTensors& in, const torch::Tensor& expected,
+                           double atol = 1e-6, double rtol = 1e-5) {
+  expect_returns(expr, in, std::vector<torch::Tensor>{expected}, atol, rtol);
+}
+
+// Expects lowering `return EXPR` to fail on line 2 at the first `marker` in EXPR, with a message containing `needle`.
+inline void expect_error_at(const std::string& expr, const NamedTensors& in, const std::string& marker,
+                            const std::string& needle) {
+  size_t at = expr.find(marker);
+  ASSERT_NE(at, std::string::npos) << marker;
+  expect_reference_error(returning(expr, in), in, 2, static_cast<int>(at) + 12, needle);
+}
+
 }  // namespace kevo::testing

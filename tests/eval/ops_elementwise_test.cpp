@@ -6,27 +6,17 @@
 namespace kevo {
 namespace {
 
-using kevo::testing::expect_reference_error;
-using kevo::testing::expect_same;
-using kevo::testing::lower_for;
-using kevo::testing::NamedTensors;
-using kevo::testing::run_reference;
+using namespace kevo::testing;  // the helpers of op_test_util.h
 using Fn = std::function<torch::Tensor(const torch::Tensor&)>;
 
-// Interprets `return EXPR` with x as the only input and compares with torch's result.
+// The references here take one input, x.
 void expect_expr(const std::string& expr, const torch::Tensor& x, const torch::Tensor& expected) {
-  SCOPED_TRACE(expr);
-  std::vector<torch::Tensor> out = run_reference("def run(x):\n    return " + expr + "\n", {{"x", x}});
-  ASSERT_EQ(out.size(), 1u);
-  expect_same(out[0], expected);
+  expect_returns(expr, {{"x", x}}, expected);
 }
 
-// Expects `return EXPR` (x the only input) to fail at the first `at` inside EXPR.
-void expect_error_at(const std::string& expr, const torch::Tensor& x, const std::string& at,
+void expect_error_at(const std::string& expr, const torch::Tensor& x, const std::string& marker,
                      const std::string& needle) {
-  std::string line = "    return " + expr;
-  ASSERT_NE(line.find(at), std::string::npos) << at;
-  expect_reference_error("def run(x):\n" + line + "\n", {{"x", x}}, 2, static_cast<int>(line.find(at)) + 1, needle);
+  testing::expect_error_at(expr, {{"x", x}}, marker, needle);
 }
 
 torch::Tensor sample(torch::IntArrayRef shape = {3, 5}) {

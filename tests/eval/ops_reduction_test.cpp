@@ -6,34 +6,13 @@
 namespace kevo {
 namespace {
 
-using kevo::testing::expect_reference_error;
-using kevo::testing::expect_same;
-using kevo::testing::lower_for;
-using kevo::testing::NamedTensors;
-using kevo::testing::run_reference;
+using namespace kevo::testing;  // the helpers of op_test_util.h
 using TensorList = std::vector<torch::Tensor>;
 using Dims = std::vector<int64_t>;
 
-std::string program(const std::string& body, const NamedTensors& in) {
-  std::string params;
-  for (const auto& [name, t] : in) params += (params.empty() ? "" : ", ") + name;
-  return "def run(" + params + "):\n    " + body + "\n";
-}
-
-// Runs `return EXPR` and compares every returned tensor with torch's.
+// Reductions sum many terms in float32: every returned tensor is compared at atol 1e-5.
 void check(const std::string& expr, const NamedTensors& in, const TensorList& expected) {
-  SCOPED_TRACE(expr);
-  TensorList got = run_reference(program("return " + expr, in), in);
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t k = 0; k < got.size(); ++k) expect_same(got[k], expected[k], 1e-5, 1e-5);
-}
-
-// `return EXPR` must fail on line 2 where `marker` starts inside EXPR.
-void check_error(const std::string& expr, const NamedTensors& in, const std::string& marker,
-                 const std::string& message) {
-  size_t at = expr.find(marker);
-  ASSERT_NE(at, std::string::npos) << marker;
-  expect_reference_error(program("return " + expr, in), in, 2, static_cast<int>(at + 12), message);
+  expect_returns(expr, in, expected, 1e-5, 1e-5);
 }
 
 TensorList pair(const std::tuple<torch::Tensor, torch::Tensor>& t) { return {std::get<0>(t), std::get<1>(t)}; }
@@ -65,11 +44,11 @@ TEST_F(ReductionOps, SumOverDimsAndKeepdim) {
 }
 
 TEST_F(ReductionOps, SumErrors) {
-  check_error("torch.sum(x, 3)", in, "torch", "dim 3 is out of range for a tensor of rank 3");
-  check_error("x.sum((1, -2))", in, "x.sum", "dim -2 appears more than once");
-  check_error("torch.sum(x, 1.0)", in, "1.0", "must be an int or a tuple of ints, got float");
-  check_error("torch.sum(x, dtype='float64')", in, "dtype", "dtype is not supported");
-  check_error("x.sum(0, False, True)", in, "True", "takes at most 3 positional arguments");
+  expect_error_at("torch.sum(x, 3)", in, "3", "dim 3 is out of range for a tensor of rank 3");
+  expect_error_at("x.sum((1, -2))", in, "(1", "dim -2 appears more than once");
+  expect_error_at("torch.sum(x, 1.0)", in, "1.0", "must be an int or a tuple of ints, got float");
+  expect_error_at("torch.sum(x, dtype='float64')", in, "dtype", "dtype is not supported");
+  expect_error_at("x.sum(0, False, True)", in, "True", "takes at most 3 positional arguments");
 }
 
 TEST_F(ReductionOps, MeanIsFloatingOnly) {
@@ -77,7 +56,7 @@ TEST_F(ReductionOps, MeanIsFloatingOnly) {
   check("x.mean(1)", in, {x.mean(1)});
   check("torch.mean(x, (0, 1), True)", in, {x.mean(Dims{0, 1}, true)});
   check("x.mean(dim=-1, keepdim=True)", {{"x", x.to(torch::kFloat64)}}, {x.to(torch::kFloat64).mean(-1, true)});
-  check_error("torch.mean(x, 0)", {{"x", ints}}, "torch", "mean needs a floating-point tensor, got int32");
+  expect_error_at("torch.mean(x, 0)", {{"x", ints}}, "torch", "mean needs a floating-point tensor, got int32");
 }
 
 TEST_F(ReductionOps, ProdReducesOneDimOrAll) {
@@ -88,8 +67,8 @@ TEST_F(ReductionOps, ProdReducesOneDimOrAll) {
   check("x.prod(dim=0)", {{"x", small.to(torch::kInt32)}}, {small.to(torch::kInt32).prod(0)});
   check("torch.prod(x)", {{"x", small}}, {small.prod()});
   check("torch.prod(x > 0, 1)", in, {(x > 0).prod(1)});
-  check_error("torch.prod(x, (0, 1))", in, "(0", "must be int, got tuple");
-  check_error("x.prod(keepdim=True)", in, "keepdim", "is only accepted together with dim");
+  expect_error_at("torch.prod(x, (0, 1))", in, "(0", "must be int, got tuple");
+  expect_error_at("x.prod(keepdim=True)", in, "keepdim", "is only accepted together with dim");
 }
 
 TEST_F(ReductionOps, AmaxAminKeepTheDtype) {
@@ -99,17 +78,18 @@ TEST_F(ReductionOps, AmaxAminKeepTheDtype) {
   check("torch.amin(x, dim=-1)", in, {x.amin(-1)});
   check("x.amin()", in, {x.amin(Dims{0, 1, 2})});
   check("torch.amax(x, 0)", {{"x", ints}}, {ints.amax(0)});
-  check_error("torch.amin(x, 4)", in, "torch", "dim 4 is out of range for a tensor of rank 3");
-  check_error("torch.amax(x, 1)", {{"x", torch::zeros({2, 0})}}, "torch", "amax: cannot reduce dim 1 of size 0");
+  expect_error_at("torch.amin(x, 4)", in, "4", "dim 4 is out of range for a tensor of rank 3");
+  expect_error_at("torch.amax(x, 1)", {{"x", torch::zeros({2, 0})}}, "torch", "amax: cannot reduce dim 1 of size 0");
 }
 
 TEST_F(ReductionOps, Logsumexp) {
   check("torch.logsumexp(x, 1)", in, {torch::logsumexp(x, Dims{1})});
   check("x.logsumexp((0, 2), keepdim=True)", in, {torch::logsumexp(x, Dims{0, 2}, true)});
   check("torch.logsumexp(x, dim=-1)", in, {x.exp().sum(-1).log()});
-  check_error("torch.logsumexp(x, ())", in, "()", "must name at least one dim");
-  check_error("torch.logsumexp(x)", in, "torch", "missing required argument 'dim'");
-  check_error("torch.logsumexp(x, 0)", {{"x", ints}}, "torch", "logsumexp needs a floating-point tensor, got int32");
+  expect_error_at("torch.logsumexp(x, ())", in, "()", "must name at least one dim");
+  expect_error_at("torch.logsumexp(x)", in, "torch", "missing required argument 'dim'");
+  expect_error_at("torch.logsumexp(x, 0)", {{"x", ints}}, "torch",
+                  "logsumexp needs a floating-point tensor, got int32");
 }
 
 TEST_F(ReductionOps, NormAsVectorNorm) {
@@ -123,10 +103,10 @@ TEST_F(ReductionOps, NormAsVectorNorm) {
   check("x.norm(-math.inf)", in, {x.abs().min()});
   check("torch.norm(x, p=None, dim=0)", in, {x.pow(2).sum(0).sqrt()});
   check("torch.norm(x, 0, -1)", in, {(x != 0).sum(-1).to(torch::kFloat32)});
-  check_error("torch.norm(x, 'nuc')", in, "'nuc'", "the nuclear norm is not supported");
-  check_error("torch.norm(x, 'max')", in, "'max'", "must be a number, 'fro' or 'nuc', got 'max'");
-  check_error("torch.norm(x, 'fro', (0, 1, 2))", in, "(0", "p='fro' needs at most 2 dims");
-  check_error("torch.norm(x)", {{"x", ints}}, "torch", "norm needs a floating-point tensor, got int32");
+  expect_error_at("torch.norm(x, 'nuc')", in, "'nuc'", "the nuclear norm is not supported");
+  expect_error_at("torch.norm(x, 'max')", in, "'max'", "must be a number, 'fro' or 'nuc', got 'max'");
+  expect_error_at("torch.norm(x, 'fro', (0, 1, 2))", in, "(0", "p='fro' needs at most 2 dims");
+  expect_error_at("torch.norm(x)", {{"x", ints}}, "torch", "norm needs a floating-point tensor, got int32");
 }
 
 TEST_F(ReductionOps, ArgmaxArgmin) {
@@ -139,9 +119,9 @@ TEST_F(ReductionOps, ArgmaxArgmin) {
   check("x.argmin(dim=None, keepdim=True)", in, {torch::argmin(x, {}, true)});
   check("torch.argmax(x, 1)", {{"x", ints}}, {ints.argmax(1)});
   EXPECT_EQ(torch::argmax(x, {}, true).sizes(), torch::IntArrayRef({1, 1, 1}));
-  check_error("torch.argmax(x, -4)", in, "torch", "dim -4 is out of range for a tensor of rank 3");
-  check_error("torch.argmin(x, (0, 1))", in, "(0", "must be int, got tuple");
-  check_error("torch.argmax(x > 0)", in, "torch", "argmax does not support bool tensors");
+  expect_error_at("torch.argmax(x, -4)", in, "-4", "dim -4 is out of range for a tensor of rank 3");
+  expect_error_at("torch.argmin(x, (0, 1))", in, "(0", "must be int, got tuple");
+  expect_error_at("torch.argmax(x > 0)", in, "torch", "argmax does not support bool tensors");
 }
 
 TEST_F(ReductionOps, MaxMinOverloads) {
@@ -166,14 +146,14 @@ TEST_F(ReductionOps, MaxMinOverloads) {
 
 TEST_F(ReductionOps, MaxMinErrors) {
   NamedTensors xy = {{"x", x}, {"y", torch::randn({4})}};
-  check_error("torch.max(x, keepdim=True)", in, "keepdim", "is only accepted together with dim");
-  check_error("torch.max(x, 1, other=y)", xy, "other", "cannot be given with dim");
-  check_error("torch.min(x, y, True)", xy, "True", "is not accepted when comparing two tensors");
-  check_error("torch.max(x, other=2.0)", in, "other", "must be a Tensor, got float");
-  check_error("x.max(5)", in, "x.max", "dim 5 is out of range for a tensor of rank 3");
-  check_error("torch.max(x, 0)", {{"x", torch::zeros({0, 3})}}, "torch", "max: cannot reduce dim 0 of size 0");
-  check_error("torch.min(x)", {{"x", torch::zeros({0, 3})}}, "torch", "min: cannot reduce dim 0 of size 0");
-  check_error("torch.max(x, 1.5)", in, "1.5", "must be int, got float");
+  expect_error_at("torch.max(x, keepdim=True)", in, "keepdim", "is only accepted together with dim");
+  expect_error_at("torch.max(x, 1, other=y)", xy, "other", "cannot be given with dim");
+  expect_error_at("torch.min(x, y, True)", xy, "True", "is not accepted when comparing two tensors");
+  expect_error_at("torch.max(x, other=2.0)", in, "other", "must be a Tensor, got float");
+  expect_error_at("x.max(5)", in, "5", "dim 5 is out of range for a tensor of rank 3");
+  expect_error_at("torch.max(x, 0)", {{"x", torch::zeros({0, 3})}}, "torch", "max: cannot reduce dim 0 of size 0");
+  expect_error_at("torch.min(x)", {{"x", torch::zeros({0, 3})}}, "torch", "min: cannot reduce dim 0 of size 0");
+  expect_error_at("torch.max(x, 1.5)", in, "1.5", "must be int, got float");
 }
 
 TEST_F(ReductionOps, SoftmaxAndLogSoftmax) {
@@ -185,12 +165,12 @@ TEST_F(ReductionOps, SoftmaxAndLogSoftmax) {
   check("torch.log_softmax(x, 1)", in, {torch::log_softmax(x, 1)});
   check("F.log_softmax(x, dim=-1)", in, {x - x.exp().sum(-1, true).log()});
   check("x.log_softmax(dim=0)", in, {torch::log_softmax(x, 0)});
-  check_error("F.softmax(x)", in, "F", "softmax needs dim");
-  check_error("F.log_softmax(x, dim=None)", in, "dim", "log_softmax needs dim");
-  check_error("torch.softmax(x)", in, "torch", "missing required argument 'dim'");
-  check_error("x.log_softmax(3)", in, "x", "dim 3 is out of range for a tensor of rank 3");
-  check_error("torch.softmax(x, 1, 'float64')", in, "'float64'", "dtype is not supported");
-  check_error("torch.softmax(x, 1)", {{"x", ints}}, "torch", "softmax needs a floating-point tensor, got int32");
+  expect_error_at("F.softmax(x)", in, "F", "softmax needs dim");
+  expect_error_at("F.log_softmax(x, dim=None)", in, "dim", "log_softmax needs dim");
+  expect_error_at("torch.softmax(x)", in, "torch", "missing required argument 'dim'");
+  expect_error_at("x.log_softmax(3)", in, "3", "dim 3 is out of range for a tensor of rank 3");
+  expect_error_at("torch.softmax(x, 1, 'float64')", in, "'float64'", "dtype is not supported");
+  expect_error_at("torch.softmax(x, 1)", {{"x", ints}}, "torch", "softmax needs a floating-point tensor, got int32");
 }
 
 TEST_F(ReductionOps, CumsumCumprod) {
@@ -204,14 +184,14 @@ TEST_F(ReductionOps, CumsumCumprod) {
   check("x.cumprod(dim=1)", {{"x", ints}}, {torch::cumprod(ints, 1)});
   check("torch.cumsum(x > 0, -1)", in, {torch::cumsum(x > 0, -1)});
   EXPECT_EQ(torch::cumsum(ints, 0).scalar_type(), torch::kInt64);
-  check_error("torch.cumsum(x)", in, "torch", "missing required argument 'dim'");
-  check_error("x.cumsum(dim=(0, 1))", in, "dim", "must be int, got tuple");
-  check_error("torch.cumprod(x, -4)", in, "torch", "dim -4 is out of range for a tensor of rank 3");
-  check_error("torch.cumsum(x, 0, dtype='int64')", in, "dtype", "dtype is not supported");
+  expect_error_at("torch.cumsum(x)", in, "torch", "missing required argument 'dim'");
+  expect_error_at("x.cumsum(dim=(0, 1))", in, "dim", "must be int, got tuple");
+  expect_error_at("torch.cumprod(x, -4)", in, "-4", "dim -4 is out of range for a tensor of rank 3");
+  expect_error_at("torch.cumsum(x, 0, dtype='int64')", in, "dtype", "dtype is not supported");
 }
 
 TEST_F(ReductionOps, LowersToCanonicalNodes) {
-  Graph g = lower_for(program("return x.sum(-1), torch.max(x), torch.argmax(x), torch.norm(x, dim=(-1, 0))", in), in);
+  Graph g = lower_for(returning("x.sum(-1), torch.max(x), torch.argmax(x), torch.norm(x, dim=(-1, 0))", in), in);
   ASSERT_EQ(g.nodes.size(), 4u);
   EXPECT_EQ(g.nodes[0].op, "sum");
   EXPECT_EQ(attr_ints(g.nodes[0], "dim"), std::vector<int64_t>({2}));
@@ -223,7 +203,7 @@ TEST_F(ReductionOps, LowersToCanonicalNodes) {
   EXPECT_EQ(g.nodes[3].op, "norm");
   EXPECT_EQ(attr_ints(g.nodes[3], "dim"), std::vector<int64_t>({0, 2}));
   EXPECT_DOUBLE_EQ(attr_float(g.nodes[3], "p"), 2.0);
-  Graph m = lower_for(program("return torch.min(x, -2)", in), in);
+  Graph m = lower_for(returning("torch.min(x, -2)", in), in);
   ASSERT_EQ(m.nodes.size(), 1u);
   EXPECT_EQ(m.nodes[0].op, "min_dim");
   EXPECT_EQ(attr_int(m.nodes[0], "dim"), 1);
