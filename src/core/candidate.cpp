@@ -1,0 +1,871 @@
+// Candidate files (JSON, or .cu with an embedded plan): parsing, validation against a task, resolution.
+#include "core/candidate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/json_positions.h"
+
+namespace kevo {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr size_t kMaxArgs = 64;
+const char* kKnownLibraries = "cublaslt.matmul, cudnn.conv2d_forward";
+const char* const kEpilogueNames[] = {"none", "relu", "gelu", "bias", "bias_relu", "bias_gelu"};  // in enum order
+
+// ---- the candidate's C++ source, read as text ---------------------------------------------
+
+// The source with comments and string/character literals blanked to spaces (newlines kept, so
+// offsets still match), and the [begin, end) of every block comment. Enough lexing to find
+// `__global__` functions and kevo-plan comments without being fooled by text inside either.
+struct SourceScan {
+  std::string code;
+  std::vector<std::pair<size_t, size_t>> block_comments;
+};
+
+SourceScan scan_source(const std::string& src) {
+  SourceScan s{src, {}};
+  auto blank = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to && k < src.size(); ++k)
+      if (src[k] != '\n') s.code[k] = ' ';
+  };
+  size_t i = 0;
+  while (i < src.size()) {
+    char c = src[i];
+    if (c == '/' && i + 1 < src.size() && src[i + 1] == '/') {
+      size_t end = src.find('\n', i);
+      end = end == std::string::npos ? src.size() : end;
+      blank(i, end);
+      i = end;
+    } else if (c == '/' && i + 1 < src.size() && src[i + 1] == '*') {
+      size_t close = src.find("*/", i + 2);
+      size_t end = close == std::string::npos ? src.size() : close + 2;
+      s.block_comments.push_back({i, end});
+      blank(i, end);
+      i = end;
+    } else if (c == '"' || c == '\'') {
+      size_t k = i + 1;
+      while (k < src.size() && src[k] != c && src[k] != '\n') k += src[k] == '\\' ? 2 : 1;
+      blank(i, k + 1);
+      i = k + 1;
+    } else {
+      ++i;
+    }
+  }
+  return s;
+}
+
+// The whole file; nullopt unless it is a readable regular file.
+std::optional<std::string> read_text(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in || in.bad()) return std::nullopt;
+  return text.str();
+}
+
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Names of the functions declared `__global__` in blanked source. Attributes that take
+// parentheses (`__launch_bounds__(256)`) may stand between `__global__` and the name.
+std::set<std::string> global_functions(const std::string& code) {
+  static const std::set<std::string> attributes = {"__launch_bounds__", "__cluster_dims__", "__maxnreg__",
+                                                   "__attribute__",     "__declspec",       "alignas"};
+  std::set<std::string> names;
+  const std::string kw = "__global__";
+  for (size_t at = code.find(kw); at != std::string::npos; at = code.find(kw, at + kw.size())) {
+    if ((at > 0 && is_ident_char(code[at - 1])) || is_ident_char(code[std::min(at + kw.size(), code.size() - 1)]))
+      continue;
+    std::string last;
+    for (size_t i = at + kw.size(); i < code.size() && code[i] != ';' && code[i] != '{';) {
+      if (is_ident_char(code[i])) {
+        size_t start = i;
+        while (i < code.size() && is_ident_char(code[i])) ++i;
+        last = code.substr(start, i - start);
+      } else if (code[i] == '(' && !attributes.count(last)) {
+        if (!last.empty()) names.insert(last);
+        break;
+      } else if (code[i] == '(') {  // an attribute's arguments
+        int depth = 0;
+        do {
+          depth += code[i] == '(' ? 1 : code[i] == ')' ? -1 : 0;
+          ++i;
+        } while (i < code.size() && depth > 0);
+        last.clear();
+      } else {
+        ++i;
+      }
+    }
+  }
+  return names;
+}
+
+// "ns::softmax_rows<256, 4>" -> "softmax_rows": the name a __global__ definition spells.
+std::string kernel_base_name(const std::string& expr) {
+  std::string head;
+  for (char c : expr.substr(0, expr.find('<')))
+    if (!std::isspace(static_cast<unsigned char>(c))) head += c;
+  size_t colons = head.rfind("::");
+  return colons == std::string::npos ? head : head.substr(colons + 2);
+}
+
+// ---- the plan's JSON, with positions in the user's file -------------------------------------
+
+// A place in the document: its JSON pointer (for line and column) and its field path (for messages).
+struct Path {
+  std::string ptr, field;
+  Path key(const std::string& k) const { return {ptr + "/" + pointer_token(k), field.empty() ? k : field + "." + k}; }
+  Path index(size_t i) const { return {ptr + "/" + std::to_string(i), field + "[" + std::to_string(i) + "]"}; }
+};
+
+// A JSON text that may sit inside a larger file (the .cu's plan comment): positions are the file's.
+class Doc {
+ public:
+  Doc(std::string file, const std::string& whole, size_t begin, size_t end)
+      : file_(std::move(file)), text_(whole.substr(begin, end - begin)), base_(position_of_offset(whole, begin)) {}
+
+  const std::string& file() const { return file_; }
+
+  Location at(TextPos p) const {
+    // Only the first line of the JSON shares its line with text before it.
+    return {file_, base_.line + p.line - 1, p.line == 1 ? base_.col + p.col - 1 : p.col};
+  }
+  Origin origin(const Path& p) const { return {at(pos_.value(p.ptr)), p.field}; }
+
+  [[noreturn]] void fail(const Path& p, const std::string& message, bool at_key = false) const {
+    throw InputError(at(at_key ? pos_.key(p.ptr) : pos_.value(p.ptr)), p.field, message);
+  }
+
+  // Parses the text; rejects bad syntax, deep nesting and duplicate keys (which nlohmann would
+  // silently collapse into one).
+  json parse() {
+    if (json_depth(text_) > JsonPositions::kMaxDepth)
+      fail_at(0, "JSON nested deeper than " + std::to_string(JsonPositions::kMaxDepth) + " levels");
+    struct Frame {
+      bool array;
+      size_t next;
+      std::set<std::string> keys;
+      std::string key;
+      Path path;
+    };
+    std::vector<Frame> stack;
+    std::optional<Path> duplicate;
+    std::string duplicate_key;
+    auto value_path = [&]() {
+      if (stack.empty()) return Path{};
+      const Frame& f = stack.back();
+      return f.array ? f.path.index(f.next) : f.path.key(f.key);
+    };
+    auto ended_value = [&]() {
+      if (!stack.empty() && stack.back().array) ++stack.back().next;
+    };
+    json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
+      using E = json::parse_event_t;
+      if (event == E::object_start || event == E::array_start) {
+        stack.push_back({event == E::array_start, 0, {}, "", value_path()});
+      } else if (event == E::key) {
+        Frame& f = stack.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second && !duplicate) {
+          duplicate = f.path.key(f.key);
+          duplicate_key = f.key;
+        }
+      } else if (event == E::object_end || event == E::array_end) {
+        stack.pop_back();
+        ended_value();
+      } else {
+        ended_value();
+      }
+      return true;
+    };
+    json doc;
+    try {
+      doc = json::parse(text_, callback);
+    } catch (const json::parse_error& e) {
+      fail_at(e.byte == 0 ? 0 : e.byte - 1, "invalid JSON: " + after(e.what(), ": ", "parse error"));
+    } catch (const json::exception& e) {
+      // A number out of range carries no offset; point at the literal its message quotes.
+      std::string msg = after(e.what(), "] ", "");
+      size_t q = msg.find('\''), lit = std::string::npos;
+      if (q != std::string::npos) lit = text_.find(msg.substr(q + 1, msg.rfind('\'') - q - 1));
+      fail_at(lit == std::string::npos ? 0 : lit, "invalid JSON: " + msg);
+    }
+    pos_ = JsonPositions::index(text_);
+    if (duplicate) {
+      bool buffer = duplicate->ptr == "/plan/buffers/" + pointer_token(duplicate_key);
+      fail(*duplicate,
+           (buffer ? "the buffer '" : "the field '") + duplicate_key +
+               (buffer ? "' is declared twice" : "' is given twice"),
+           true);
+    }
+    return doc;
+  }
+
+ private:
+  [[noreturn]] void fail_at(size_t offset, const std::string& message) const {
+    throw InputError(at(position_of_offset(text_, offset)), "", message);
+  }
+  // The part of nlohmann's message after `sep` (searched from `anchor`): its own line and column
+  // count from the JSON text, not from the user's file.
+  static std::string after(const std::string& msg, const char* sep, const char* anchor) {
+    size_t at = msg.find(sep, msg.find(anchor));
+    return at == std::string::npos ? msg : msg.substr(at + std::string(sep).size());
+  }
+
+  std::string file_;
+  std::string text_;
+  TextPos base_;
+  JsonPositions pos_;
+};
+
+std::string kind_of(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  return v.is_array() ? "an array" : "an object";
+}
+
+std::string joined(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+bool is_identifier(const std::string& s) {
+  return !s.empty() && !std::isdigit(static_cast<unsigned char>(s[0])) &&
+         std::all_of(s.begin(), s.end(), is_ident_char);
+}
+
+struct KnownBuffer {
+  DType dtype;
+  ResolvedBuffer::Role role;
+};
+
+// Reads the candidate document into a Candidate, checking everything a workload does not decide.
+class PlanReader {
+ public:
+  PlanReader(const Doc& doc, const Task& task, Candidate& c) : doc_(doc), task_(task), c_(c) {
+    for (const Axis& a : task.axes) axes_.insert(a.name);
+    for (const TensorDecl& t : task.inputs) buffers_[t.name] = {t.dtype, ResolvedBuffer::Input};
+    for (const TensorDecl& t : task.outputs) buffers_[t.name] = {t.dtype, ResolvedBuffer::Output};
+  }
+
+  // The top level. `embedded`: the .cu form, whose source (already in the candidate) is the file
+  // itself, scanned by the caller to find the plan.
+  void read(const json& root, SourceScan* embedded) {
+    const Path top;
+    std::vector<std::string> keys = {"name", "plan", "task"};
+    if (!embedded) keys.insert(keys.end(), {"source", "source_file"});
+    object(root, top, keys);
+    if (root.contains("name")) {
+      c_.name = string(root["name"], top.key("name"));
+      static const std::regex name_re("[A-Za-z0-9_.\\-]+");
+      if (!std::regex_match(c_.name, name_re))
+        doc_.fail(top.key("name"), "must be letters, digits, '_', '.' or '-', got '" + c_.name + "'");
+    }
+    if (root.contains("task")) {
+      std::string t = string(root["task"], top.key("task"));
+      if (t != task_.name)
+        doc_.fail(top.key("task"), "the candidate is for task '" + t + "' but the task is '" + task_.name + "'");
+    }
+    if (!embedded) read_source(root);
+    const std::string code = embedded ? std::move(embedded->code) : scan_source(c_.source).code;
+    globals_ = global_functions(code);
+    if (code.find_first_not_of(" \t\r\n") == std::string::npos) {
+      if (embedded) doc_.fail(top, "the file holds no code besides its plan");
+      doc_.fail(top.key(root.contains("source") ? "source" : "source_file"), "the source is empty");
+    }
+    if (!root.contains("plan")) doc_.fail(top, "missing required field 'plan'");
+    read_plan(root["plan"], top.key("plan"));
+  }
+
+ private:
+  // ---- typed access; each failure names the field ----
+
+  const json& object(const json& v, const Path& p) const {
+    if (!v.is_object()) doc_.fail(p, "must be an object, got " + kind_of(v));
+    return v;
+  }
+  const json& object(const json& v, const Path& p, const std::vector<std::string>& allowed) const {
+    object(v, p);
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+        doc_.fail(p.key(it.key()), "unknown field '" + it.key() + "' (expected one of: " + joined(allowed) + ")", true);
+    return v;
+  }
+  const json& required(const json& obj, const Path& p, const char* key) const {
+    if (!obj.contains(key)) doc_.fail(p, std::string("missing required field '") + key + "'");
+    return obj[key];
+  }
+  std::string string(const json& v, const Path& p) const {
+    if (!v.is_string()) doc_.fail(p, "must be a string, got " + kind_of(v));
+    return v.get<std::string>();
+  }
+  double number(const json& v, const Path& p) const {
+    if (!v.is_number()) doc_.fail(p, "must be a number, got " + kind_of(v));
+    return v.get<double>();
+  }
+  bool boolean(const json& v, const Path& p) const {
+    if (!v.is_boolean()) doc_.fail(p, "must be true or false, got " + kind_of(v));
+    return v.get<bool>();
+  }
+  int64_t integer(const json& v, const Path& p, int64_t lo, int64_t hi) const {
+    bool ok = v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi));
+    if (!ok || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+      doc_.fail(p, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v.dump());
+    return v.get<int64_t>();
+  }
+
+  // An axis expression (a string) or an integer; its axes must be the task's.
+  PlanExpr expr(const json& v, const Path& p) const {
+    PlanExpr e;
+    e.at = doc_.origin(p);
+    if (v.is_number_integer()) {
+      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        doc_.fail(p, v.dump() + " overflows 64 bits");
+      e.expr = AxisExpr::parse(std::to_string(v.get<int64_t>()));
+      return e;
+    }
+    if (!v.is_string())
+      doc_.fail(p,
+                "must be an axis expression (a string) or an integer, got " + (v.is_number() ? v.dump() : kind_of(v)));
+    try {
+      e.expr = AxisExpr::parse(v.get<std::string>());
+    } catch (const std::invalid_argument& err) {
+      doc_.fail(p, std::string("bad expression ") + err.what());
+    }
+    for (const std::string& name : e.expr.names())
+      if (!axes_.count(name))
+        doc_.fail(p, "unknown axis '" + name + "' (the task's axes: " + joined({axes_.begin(), axes_.end()}) + ")");
+    return e;
+  }
+
+  std::string buffer(const json& v, const Path& p) const {
+    std::string name = string(v, p);
+    if (!buffers_.count(name)) {
+      std::vector<std::string> known;
+      for (const auto* list : {&task_.inputs, &task_.outputs})
+        for (const TensorDecl& t : *list) known.push_back(t.name);
+      for (const ScratchBuffer& s : c_.plan.buffers) known.push_back(s.name);
+      doc_.fail(p, "unknown buffer '" + name + "' (known: " + joined(known) + ")");
+    }
+    return name;
+  }
+
+  // ---- the document ----
+
+  void read_source(const json& root) {
+    const Path top;
+    bool inline_source = root.contains("source"), from_file = root.contains("source_file");
+    if (inline_source && from_file) doc_.fail(top.key("source_file"), "give 'source' or 'source_file', not both", true);
+    if (!inline_source && !from_file) doc_.fail(top, "missing 'source' (the CUDA C++ text) or 'source_file' (a path)");
+    if (inline_source) {
+      c_.source = string(root["source"], top.key("source"));
+      return;
+    }
+    Path p = top.key("source_file");
+    std::string rel = string(root["source_file"], p);
+    if (rel.empty()) doc_.fail(p, "must name a file");
+    std::filesystem::path path = std::filesystem::path(doc_.file()).parent_path() / rel;  // `/` keeps an absolute rel
+    std::optional<std::string> text = read_text(path);
+    if (!text)
+      doc_.fail(p, "cannot read '" + rel + "'" + (path.string() == rel ? "" : " (looked at " + path.string() + ")"));
+    c_.source = std::move(*text);
+    c_.source_file = path.string();
+  }
+
+  void read_plan(const json& v, const Path& p) {
+    object(v, p, {"buffers", "steps"});
+    if (v.contains("buffers")) read_buffers(object(v["buffers"], p.key("buffers")), p.key("buffers"));
+    const json& steps = required(v, p, "steps");
+    Path sp = p.key("steps");
+    if (!steps.is_array()) doc_.fail(sp, "must be an array of steps, got " + kind_of(steps));
+    if (steps.empty()) doc_.fail(sp, "a plan needs at least one step");
+    for (size_t i = 0; i < steps.size(); ++i) c_.plan.steps.push_back(read_step(steps[i], sp.index(i)));
+    for (const TensorDecl& out : task_.outputs)
+      if (!written_.count(out.name))
+        doc_.fail(sp, "no step writes the task's output '" + out.name +
+                          "' (pass it to a kernel or make it a library step's output)");
+  }
+
+  void read_buffers(const json& v, const Path& p) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      Path bp = p.key(it.key());
+      ScratchBuffer b;
+      b.name = it.key();
+      b.at = doc_.origin(bp);
+      if (!is_identifier(b.name)) doc_.fail(bp, "'" + b.name + "' is not an identifier", true);
+      auto known = buffers_.find(b.name);
+      if (known != buffers_.end())
+        doc_.fail(bp,
+                  "the scratch buffer '" + b.name + "' shadows the task's " +
+                      (known->second.role == ResolvedBuffer::Input ? "input" : "output"),
+                  true);
+      object(it.value(), bp, {"dtype", "shape"});
+      std::string dt = string(required(it.value(), bp, "dtype"), bp.key("dtype"));
+      auto dtype = parse_dtype(dt);
+      if (!dtype)
+        doc_.fail(bp.key("dtype"), "unsupported dtype '" + dt +
+                                       "' (supported: float32, float64, float16, bfloat16, int64, int32, bool)");
+      b.dtype = *dtype;
+      const json& shape = required(it.value(), bp, "shape");
+      Path shp = bp.key("shape");
+      if (!shape.is_array()) doc_.fail(shp, "must be an array of sizes, got " + kind_of(shape));
+      for (size_t i = 0; i < shape.size(); ++i) b.shape.push_back(expr(shape[i], shp.index(i)));
+      buffers_[b.name] = {b.dtype, ResolvedBuffer::Scratch};
+      c_.plan.buffers.push_back(std::move(b));
+    }
+  }
+
+  Step read_step(const json& v, const Path& p) {
+    object(v, p);
+    Step step;
+    step.at = doc_.origin(p);
+    if (v.contains("kernel") && v.contains("library"))
+      doc_.fail(p, "a step is a 'kernel' or a 'library' call, not both");
+    if (v.contains("kernel")) {
+      step.op = read_kernel(v, p);
+      return step;
+    }
+    if (!v.contains("library")) doc_.fail(p, "a step needs 'kernel' (a launch) or 'library' (a library call)");
+    std::string lib = string(v["library"], p.key("library"));
+    if (lib == "cublaslt.matmul")
+      step.op = read_matmul(v, p);
+    else if (lib == "cudnn.conv2d_forward")
+      step.op = read_conv2d(v, p);
+    else
+      doc_.fail(p.key("library"), "unknown library '" + lib + "' (known: " + kKnownLibraries + ")");
+    return step;
+  }
+
+  KernelStep read_kernel(const json& v, const Path& p) {
+    object(v, p, {"kernel", "grid", "block", "shared_bytes", "args"});
+    KernelStep k;
+    Path kp = p.key("kernel");
+    k.kernel = string(v["kernel"], kp);
+    static const std::regex name_re(R"(\s*(::)?[A-Za-z_]\w*(\s*::\s*[A-Za-z_]\w*)*\s*(<.*>)?\s*)");
+    if (!std::regex_match(k.kernel, name_re))
+      doc_.fail(kp, "'" + k.kernel + "' is not a kernel name or a template instantiation such as k<256, 4>");
+    std::string base = kernel_base_name(k.kernel);
+    if (!globals_.count(base))
+      doc_.fail(kp, "the source defines no __global__ function '" + base + "' (it defines: " +
+                        (globals_.empty() ? "none" : joined({globals_.begin(), globals_.end()})) + ")");
+    for (const char* dim : {"grid", "block"}) {
+      Path dp = p.key(dim);
+      const json& a = required(v, p, dim);
+      if (!a.is_array() || a.empty() || a.size() > 3) doc_.fail(dp, "must be an array of 1 to 3 sizes");
+      for (size_t i = 0; i < a.size(); ++i) (dim[0] == 'g' ? k.grid : k.block).push_back(expr(a[i], dp.index(i)));
+    }
+    k.shared_bytes = v.contains("shared_bytes") ? expr(v["shared_bytes"], p.key("shared_bytes"))
+                                                : PlanExpr{AxisExpr::parse("0"), doc_.origin(p)};
+    if (v.contains("args")) {
+      Path ap = p.key("args");
+      const json& args = v["args"];
+      if (!args.is_array()) doc_.fail(ap, "must be an array, got " + kind_of(args));
+      if (args.size() > kMaxArgs)
+        doc_.fail(ap, std::to_string(args.size()) + " arguments; a kernel takes at most " + std::to_string(kMaxArgs));
+      for (size_t i = 0; i < args.size(); ++i) k.args.push_back(read_arg(args[i], ap.index(i)));
+    }
+    return k;
+  }
+
+  KernelArg read_arg(const json& v, const Path& p) {
+    KernelArg a;
+    if (v.is_string()) {
+      a.buffer = buffer(v, p);
+      written_.insert(a.buffer);  // a kernel may write any buffer it is given
+      return a;
+    }
+    if (v.is_number())
+      doc_.fail(
+          p, "give scalar arguments a type: {\"int\": ...}, {\"int64\": ...}, {\"float\": ...} or {\"double\": ...}");
+    if (!v.is_object())
+      doc_.fail(p, "must be a buffer name or a typed scalar such as {\"int\": \"D\"}, got " + kind_of(v));
+    object(v, p, {"int", "int64", "float", "double"});
+    if (v.size() != 1) doc_.fail(p, "a typed scalar has exactly one key: int, int64, float or double");
+    const std::string type = v.begin().key();
+    Path vp = p.key(type);
+    if (type == "int" || type == "int64") {
+      a.kind = type == "int" ? ArgKind::Int32 : ArgKind::Int64;
+      a.value = expr(v.begin().value(), vp);
+    } else {
+      a.kind = type == "float" ? ArgKind::Float32 : ArgKind::Float64;
+      a.real = number(v.begin().value(), vp);
+      if (a.kind == ArgKind::Float32 && std::fabs(a.real) > FLT_MAX)
+        doc_.fail(vp, v.begin().value().dump() + " does not fit a float32 (use {\"double\": ...})");
+    }
+    return a;
+  }
+
+  // A library step's operand: a float32 buffer. An output must not be one of the task's inputs.
+  std::string operand(const json& v, const Path& p, const char* key, const std::string& library, bool output) {
+    Path op = p.key(key);
+    std::string name = buffer(required(v, p, key), op);
+    const KnownBuffer& b = buffers_.at(name);
+    if (b.dtype != DType::Float32)
+      doc_.fail(op, library + " takes float32 operands (fp32 only for now); '" + name + "' is " + dtype_name(b.dtype));
+    if (output && b.role == ResolvedBuffer::Input)
+      doc_.fail(op, "'" + name + "' is an input of the task; no step may write it");
+    if (output) written_.insert(name);
+    return name;
+  }
+
+  // Convolutions take only the first two epilogues.
+  Epilogue epilogue(const json& v, const Path& p, bool with_bias_kinds) const {
+    if (!v.contains("epilogue")) return Epilogue::None;
+    Path ep = p.key("epilogue");
+    std::string e = string(v["epilogue"], ep);
+    std::vector<std::string> allowed(kEpilogueNames, kEpilogueNames + (with_bias_kinds ? 6 : 2));
+    for (size_t i = 0; i < allowed.size(); ++i)
+      if (allowed[i] == e) return static_cast<Epilogue>(i);
+    doc_.fail(ep, "unknown epilogue '" + e + "' (expected " + joined(allowed, ", ") + ")");
+  }
+
+  MatmulStep read_matmul(const json& v, const Path& p) {
+    const std::string lib = "cublaslt.matmul";
+    object(v, p, {"library", "a", "b", "d", "bias", "transpose_a", "transpose_b", "alpha", "epilogue"});
+    MatmulStep m;
+    m.a = operand(v, p, "a", lib, false);
+    m.b = operand(v, p, "b", lib, false);
+    if (v.contains("bias")) m.bias = operand(v, p, "bias", lib, false);
+    m.d = operand(v, p, "d", lib, true);
+    if (v.contains("transpose_a")) m.transpose_a = boolean(v["transpose_a"], p.key("transpose_a"));
+    if (v.contains("transpose_b")) m.transpose_b = boolean(v["transpose_b"], p.key("transpose_b"));
+    if (v.contains("alpha")) m.alpha = number(v["alpha"], p.key("alpha"));
+    m.epilogue = epilogue(v, p, true);
+    bool adds_bias =
+        m.epilogue == Epilogue::Bias || m.epilogue == Epilogue::BiasRelu || m.epilogue == Epilogue::BiasGelu;
+    if (adds_bias && m.bias.empty())
+      doc_.fail(p.key("epilogue"), "epilogue '" + epilogue_name(m.epilogue) + "' needs a 'bias' buffer");
+    if (!adds_bias && !m.bias.empty())
+      doc_.fail(p.key("bias"),
+                "epilogue '" + epilogue_name(m.epilogue) + "' adds no bias (use bias, bias_relu or bias_gelu)");
+    distinct_output(p.key("d"), m.d, {m.a, m.b, m.bias});
+    return m;
+  }
+
+  Conv2dStep read_conv2d(const json& v, const Path& p) {
+    const std::string lib = "cudnn.conv2d_forward";
+    object(v, p, {"library", "x", "w", "y", "bias", "stride", "padding", "dilation", "groups", "epilogue"});
+    Conv2dStep c;
+    c.x = operand(v, p, "x", lib, false);
+    c.w = operand(v, p, "w", lib, false);
+    if (v.contains("bias")) c.bias = operand(v, p, "bias", lib, false);
+    c.y = operand(v, p, "y", lib, true);
+    for (auto [key, out, lo] : {std::make_tuple("stride", &c.stride, 1), std::make_tuple("padding", &c.padding, 0),
+                                std::make_tuple("dilation", &c.dilation, 1)}) {
+      if (!v.contains(key)) continue;
+      Path kp = p.key(key);
+      if (!v[key].is_array() || v[key].size() != 2) doc_.fail(kp, "must be an array of 2 integers (height, width)");
+      for (size_t i = 0; i < 2; ++i) (*out)[i] = integer(v[key][i], kp.index(i), lo, INT32_MAX);
+    }
+    if (v.contains("groups")) c.groups = integer(v["groups"], p.key("groups"), 1, INT32_MAX);
+    c.epilogue = epilogue(v, p, false);
+    distinct_output(p.key("y"), c.y, {c.x, c.w, c.bias});
+    return c;
+  }
+
+  // Libraries read their operands while writing: the output may not alias one.
+  void distinct_output(const Path& p, const std::string& out, const std::vector<std::string>& operands) const {
+    if (std::find(operands.begin(), operands.end(), out) != operands.end())
+      doc_.fail(p, "'" + out + "' is both an operand and the output of this step");
+  }
+
+  const Doc& doc_;
+  const Task& task_;
+  Candidate& c_;
+  std::set<std::string> axes_;
+  std::map<std::string, KnownBuffer> buffers_;
+  std::set<std::string> written_;
+  std::set<std::string> globals_;  // the source's __global__ function names
+};
+
+// The JSON text of a .cu candidate: the one block comment that opens with "kevo-plan".
+std::pair<size_t, size_t> plan_comment(const std::string& file, const std::string& text, const SourceScan& scan) {
+  const std::string tag = "kevo-plan";
+  std::optional<std::pair<size_t, size_t>> json;
+  for (auto [begin, end] : scan.block_comments) {
+    bool closed = end - begin >= 4 && text.compare(end - 2, 2, "*/") == 0;
+    size_t body_end = closed ? end - 2 : end;
+    size_t at = std::min(text.find_first_not_of(" \t\r\n", begin + 2), body_end);
+    size_t after = at + tag.size();
+    bool tagged = after <= body_end && text.compare(at, tag.size(), tag) == 0 &&
+                  (after == body_end || (!is_ident_char(text[after]) && text[after] != '-'));
+    if (!tagged) continue;
+    TextPos p = position_of_offset(text, begin);
+    if (!closed) throw InputError({file, p.line, p.col}, "", "the kevo-plan comment is never closed");
+    if (json)
+      throw InputError({file, p.line, p.col}, "", "a second kevo-plan comment; a .cu candidate has exactly one");
+    json = {after, body_end};
+  }
+  if (!json)
+    throw InputError({file, 1, 1}, "",
+                     "no /* kevo-plan ... */ comment: a .cu candidate carries its launch plan in one");
+  return *json;
+}
+
+bool is_cuda_file(const std::string& file) {
+  std::string ext = std::filesystem::path(file).extension().string();
+  return ext == ".cu" || ext == ".cuh";
+}
+
+// ---- resolution for one workload ------------------------------------------------------------
+
+class Resolver {
+ public:
+  Resolver(const Task& task, const Workload& w, const DeviceLimits& limits)
+      : task_(task), w_(w), limits_(limits), axes_(task.axis_values(w)), which_(" (" + workload_label(task, w) + ")") {}
+
+  ResolvedPlan run(const Candidate& c) {
+    ResolvedPlan plan;
+    for (const TensorDecl& t : task_.inputs) plan.buffers.push_back(task_tensor(t, ResolvedBuffer::Input));
+    for (const TensorDecl& t : task_.outputs) plan.buffers.push_back(task_tensor(t, ResolvedBuffer::Output));
+    for (const ScratchBuffer& b : c.plan.buffers) plan.buffers.push_back(scratch(b));
+    for (const Step& s : c.plan.steps) {
+      if (auto* k = std::get_if<KernelStep>(&s.op))
+        plan.steps.push_back(kernel(*k, plan));
+      else if (auto* m = std::get_if<MatmulStep>(&s.op))
+        plan.steps.push_back(matmul(*m, s.at, plan));
+      else
+        plan.steps.push_back(conv2d(std::get<Conv2dStep>(s.op), s.at, plan));
+    }
+    return plan;
+  }
+
+ private:
+  static std::string workload_label(const Task& task, const Workload& w) {
+    for (size_t i = 0; i < task.workloads.size(); ++i)
+      if (&task.workloads[i] == &w || task.workloads[i].axes == w.axes) return "workload " + std::to_string(i);
+    std::string out;
+    for (const auto& [axis, size] : w.axes) out += (out.empty() ? "" : ", ") + axis + "=" + std::to_string(size);
+    return "workload " + out;
+  }
+
+  [[noreturn]] void fail(const Origin& at, const std::string& message) const {
+    throw InputError(at.loc, at.field, message + which_);
+  }
+
+  void rank(const Origin& at, const std::string& what, const std::vector<std::string>& names,
+            const std::vector<const Shape*>& shapes, size_t want) const {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (shapes[i]->size() != want) fail(at, what + "; '" + names[i] + "' is " + shape_string(*shapes[i]));
+  }
+
+  // A library step's bias (-1: none) holds one value per output column or channel.
+  void check_bias(const Origin& at, const ResolvedPlan& plan, int bias, int64_t n) const {
+    if (bias >= 0 && plan.buffers[bias].shape != Shape{n})
+      fail(at, "the bias '" + plan.buffers[bias].name + "' is " + shape_string(plan.buffers[bias].shape) +
+                   " but must be " + shape_string({n}));
+  }
+
+  int64_t eval(const PlanExpr& e) const {
+    try {
+      return e.expr.eval(axes_);
+    } catch (const std::invalid_argument& err) {
+      fail(e.at, err.what());
+    }
+  }
+  // "0" for a literal, "'B - 16' = 0" for an expression.
+  static std::string value_text(const PlanExpr& e, int64_t v) {
+    std::string n = std::to_string(v);
+    return e.expr.text() == n ? n : "'" + e.expr.text() + "' = " + n;
+  }
+
+  ResolvedBuffer scratch(const ScratchBuffer& b) const {
+    ResolvedBuffer r{ResolvedBuffer::Scratch, b.name, b.dtype, {}, 0};
+    for (const PlanExpr& d : b.shape) {
+      r.shape.push_back(eval(d));
+      if (r.shape.back() <= 0) fail(d.at, value_text(d, r.shape.back()) + ": sizes must be positive");
+    }
+    return with_bytes(std::move(r), b.at);
+  }
+
+  // The task validated its own workloads at load; a workload from elsewhere (held back by the
+  // runner) gets the same checks here.
+  ResolvedBuffer task_tensor(const TensorDecl& t, ResolvedBuffer::Role role) const {
+    Origin at{t.loc, (role == ResolvedBuffer::Input ? "inputs." : "outputs.") + t.name};
+    ResolvedBuffer r{role, t.name, t.dtype, {}, 0};
+    try {
+      r.shape = task_.shape_of(t, w_);
+    } catch (const std::invalid_argument& e) {
+      fail(at, e.what());
+    }
+    for (size_t i = 0; i < r.shape.size(); ++i)
+      if (r.shape[i] <= 0)
+        fail(at, "dim " + std::to_string(i) + " is " + std::to_string(r.shape[i]) + ": sizes must be positive");
+    return with_bytes(std::move(r), at);
+  }
+
+  ResolvedBuffer with_bytes(ResolvedBuffer r, const Origin& at) const {
+    r.bytes = dtype_size(r.dtype);
+    for (int64_t n : r.shape)
+      if (__builtin_mul_overflow(r.bytes, n, &r.bytes))
+        fail(at, "the byte count of '" + r.name + "' overflows 64 bits");
+    return r;
+  }
+
+  // `what` is "grid" or "block"; `unit` what it counts.
+  std::array<unsigned, 3> dims(const std::vector<PlanExpr>& exprs, const std::array<int64_t, 3>& max, const char* what,
+                               const char* unit) const {
+    std::array<unsigned, 3> out{1, 1, 1};
+    for (size_t i = 0; i < exprs.size(); ++i) {
+      int64_t n = eval(exprs[i]);
+      if (n <= 0)
+        fail(exprs[i].at,
+             value_text(exprs[i], n) + ": a " + what + " needs at least one " + unit + " in each dimension");
+      if (n > max[i])
+        fail(exprs[i].at, value_text(exprs[i], n) + " is over the device's limit of " + std::to_string(max[i]) +
+                              " for " + what + " dimension " + std::to_string(i));
+      out[i] = static_cast<unsigned>(n);
+    }
+    return out;
+  }
+
+  ResolvedKernel kernel(const KernelStep& k, const ResolvedPlan& plan) const {
+    ResolvedKernel r;
+    r.kernel = k.kernel;
+    r.grid = dims(k.grid, limits_.max_grid, "grid", "block");
+    r.block = dims(k.block, limits_.max_block, "block", "thread");
+    int64_t threads = int64_t{r.block[0]} * r.block[1] * r.block[2];
+    if (threads > limits_.max_threads_per_block) {
+      Origin at = k.block[0].at;
+      at.field.erase(at.field.rfind('['));  // the whole block, not its first dim
+      fail(at, "a block of " + std::to_string(threads) + " threads is over the device's limit of " +
+                   std::to_string(limits_.max_threads_per_block));
+    }
+    int64_t shared = eval(k.shared_bytes);
+    if (shared < 0) fail(k.shared_bytes.at, value_text(k.shared_bytes, shared) + ": a byte count cannot be negative");
+    if (shared > limits_.max_shared_bytes)
+      fail(k.shared_bytes.at, value_text(k.shared_bytes, shared) + " is over the device's limit of " +
+                                  std::to_string(limits_.max_shared_bytes) +
+                                  " bytes of dynamic shared memory per block");
+    r.shared_bytes = static_cast<unsigned>(shared);
+    for (const KernelArg& a : k.args) {
+      ResolvedArg ra;
+      ra.kind = a.kind;
+      if (a.kind == ArgKind::Buffer)
+        ra.buffer = plan.buffer(a.buffer);
+      else if (a.kind == ArgKind::Float32 || a.kind == ArgKind::Float64)
+        ra.real = a.real;
+      else
+        ra.integer = eval(a.value);
+      if (a.kind == ArgKind::Int32 && (ra.integer < INT32_MIN || ra.integer > INT32_MAX))
+        fail(a.value.at, value_text(a.value, ra.integer) + " does not fit a 32-bit int (use {\"int64\": ...})");
+      r.args.push_back(ra);
+    }
+    return r;
+  }
+
+  ResolvedMatmul matmul(const MatmulStep& m, const Origin& at, const ResolvedPlan& plan) const {
+    ResolvedMatmul r{m, plan.buffer(m.a), plan.buffer(m.b), plan.buffer(m.d), plan.buffer(m.bias)};
+    const Shape &a = plan.buffers[r.a].shape, &b = plan.buffers[r.b].shape, &d = plan.buffers[r.d].shape;
+    rank(at, "cublaslt.matmul takes matrices", {m.a, m.b, m.d}, {&a, &b, &d}, 2);
+    r.m = a[m.transpose_a ? 1 : 0];
+    r.k = a[m.transpose_a ? 0 : 1];
+    int64_t kb = b[m.transpose_b ? 1 : 0];
+    r.n = b[m.transpose_b ? 0 : 1];
+    auto op = [](const std::string& name, bool t) { return t ? name + "^T" : name; };
+    if (kb != r.k)
+      fail(at, "op(a) = " + op(m.a, m.transpose_a) + " is " + shape_string({r.m, r.k}) + " but op(b) = " +
+                   op(m.b, m.transpose_b) + " is " + shape_string({kb, r.n}) + ": the inner dims differ");
+    if (d != Shape{r.m, r.n})
+      fail(at, "'" + m.d + "' is " + shape_string(d) + " but the product is " + shape_string({r.m, r.n}));
+    check_bias(at, plan, r.bias, r.n);
+    return r;
+  }
+
+  ResolvedConv2d conv2d(const Conv2dStep& c, const Origin& at, const ResolvedPlan& plan) const {
+    ResolvedConv2d r{c, plan.buffer(c.x), plan.buffer(c.w), plan.buffer(c.y), plan.buffer(c.bias)};
+    const Shape &x = plan.buffers[r.x].shape, &w = plan.buffers[r.w].shape, &y = plan.buffers[r.y].shape;
+    rank(at, "cudnn.conv2d_forward takes NCHW tensors", {c.x, c.w, c.y}, {&x, &w, &y}, 4);
+    if (x[1] % c.groups != 0 || w[0] % c.groups != 0 || w[1] * c.groups != x[1])
+      fail(at, "'" + c.w + "' " + shape_string(w) + " does not fit '" + c.x + "' " + shape_string(x) +
+                   " with groups=" + std::to_string(c.groups) + ": need w[1] * groups == x[1] and w[0] % groups == 0");
+    Shape want = {x[0], w[0], 0, 0};
+    for (int i = 0; i < 2; ++i) {
+      // 128 bits: a huge dilation times a huge kernel must not wrap into a plausible size.
+      __int128 span = __int128{x[2 + i]} + 2 * c.padding[i] - __int128{c.dilation[i]} * (w[2 + i] - 1) - 1;
+      if (span < 0)
+        fail(at,
+             "the kernel of '" + c.w + "' " + shape_string(w) + " is larger than the padded input " + shape_string(x));
+      want[2 + i] = static_cast<int64_t>(span / c.stride[i] + 1);
+    }
+    if (y != want) fail(at, "'" + c.y + "' is " + shape_string(y) + " but the convolution gives " + shape_string(want));
+    check_bias(at, plan, r.bias, w[0]);
+    return r;
+  }
+
+  const Task& task_;
+  const Workload& w_;
+  const DeviceLimits& limits_;
+  std::map<std::string, int64_t> axes_;
+  std::string which_;
+};
+
+}  // namespace
+
+std::string epilogue_name(Epilogue e) { return kEpilogueNames[static_cast<int>(e)]; }
+
+std::vector<std::string> Candidate::kernel_names() const {
+  std::vector<std::string> names;
+  for (const Step& s : plan.steps)
+    if (auto* k = std::get_if<KernelStep>(&s.op))
+      if (std::find(names.begin(), names.end(), k->kernel) == names.end()) names.push_back(k->kernel);
+  return names;
+}
+
+int ResolvedPlan::buffer(const std::string& name) const {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+ResolvedPlan resolve_plan(const Candidate& c, const Task& task, const Workload& w, const DeviceLimits& limits) {
+  return Resolver(task, w, limits).run(c);
+}
+
+Candidate parse_candidate(const std::string& text, const std::string& file, const Task& task,
+                          const DeviceLimits& limits) {
+  Candidate c;
+  c.file = file;
+  c.name = std::filesystem::path(file).stem().string();
+  bool embedded = is_cuda_file(file);
+  std::pair<size_t, size_t> range{0, text.size()};
+  SourceScan scan;
+  if (embedded) {
+    scan = scan_source(text);
+    range = plan_comment(file, text, scan);
+    c.source = text;
+    c.source_file = file;
+  }
+  Doc doc(file, text, range.first, range.second);
+  json root = doc.parse();
+  PlanReader(doc, task, c).read(root, embedded ? &scan : nullptr);
+  for (const Workload& w : task.workloads) resolve_plan(c, task, w, limits);
+  return c;
+}
+
+Candidate load_candidate(const std::string& path, const Task& task, const DeviceLimits& limits) {
+  std::optional<std::string> text = read_text(path);
+  if (!text) throw InputError({path, 0, 0}, "", "cannot read the file");
+  return parse_candidate(*text, path, task, limits);
+}
+
+}  // namespace kevo

@@ -1,0 +1,153 @@
+// Candidates: CUDA device source plus a declarative launch plan; parsing, validation, resolution.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/axis_expr.h"
+#include "core/task.h"
+
+namespace kevo {
+
+// What the target GPU allows. Defaults are sm_90's and sm_100's; the runner fills in the real device's.
+struct DeviceLimits {
+  int64_t max_threads_per_block = 1024;
+  std::array<int64_t, 3> max_block = {1024, 1024, 64};
+  std::array<int64_t, 3> max_grid = {2147483647, 65535, 65535};
+  int64_t max_shared_bytes = 232448;  // dynamic shared memory per block, opt-in maximum (227 KiB)
+};
+
+// Where a plan element was written, so that errors found for one workload can point at it.
+struct Origin {
+  Location loc;
+  std::string field;  // "plan.steps[0].grid[1]"
+};
+
+// A size in a plan: an axis expression, or an integer literal held as one.
+struct PlanExpr {
+  AxisExpr expr;
+  Origin at;
+};
+
+struct ScratchBuffer {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<PlanExpr> shape;
+  Origin at;
+};
+
+enum class ArgKind { Buffer, Int32, Int64, Float32, Float64 };
+
+struct KernelArg {
+  ArgKind kind = ArgKind::Buffer;
+  std::string buffer;  // Buffer: passed as a device pointer
+  PlanExpr value;      // Int32, Int64
+  double real = 0.0;   // Float32, Float64
+};
+
+struct KernelStep {
+  std::string kernel;                 // a name expression: "softmax_rows<256>", "ns::k<float>"
+  std::vector<PlanExpr> grid, block;  // 1 to 3 entries each
+  PlanExpr shared_bytes;              // dynamic shared memory
+  std::vector<KernelArg> args;
+};
+
+enum class Epilogue { None, Relu, Gelu, Bias, BiasRelu, BiasGelu };
+std::string epilogue_name(Epilogue e);  // "bias_relu"
+
+// "cublaslt.matmul" on row-major fp32: d[M,N] = epilogue(alpha * op(a)[M,K] @ op(b)[K,N] (+ bias[N])).
+// As in cuBLASLt, the bias is added after the alpha scaling.
+struct MatmulStep {
+  std::string a, b, d, bias;  // bias is set exactly when the epilogue adds one
+  bool transpose_a = false, transpose_b = false;
+  double alpha = 1.0;
+  Epilogue epilogue = Epilogue::None;
+};
+
+// "cudnn.conv2d_forward" on NCHW fp32: y = epilogue(conv2d(x, w) (+ bias[K])); epilogue None or Relu.
+struct Conv2dStep {
+  std::string x, w, y, bias;  // bias optional
+  std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+  Epilogue epilogue = Epilogue::None;
+};
+
+struct Step {
+  std::variant<KernelStep, MatmulStep, Conv2dStep> op;
+  Origin at;
+};
+
+struct Plan {
+  std::vector<ScratchBuffer> buffers;  // scratch only: the task's inputs and outputs need no declaration
+  std::vector<Step> steps;             // run in order on one stream
+};
+
+struct Candidate {
+  std::string file;         // the file it was loaded from
+  std::string name;         // its "name", else the file's stem
+  std::string source;       // CUDA C++ device code
+  std::string source_file;  // the file whose text `source` is; empty for an inline "source"
+  Plan plan;
+
+  // Distinct kernel name expressions in order of first use: what the builder asks NVRTC to lower.
+  std::vector<std::string> kernel_names() const;
+};
+
+// ---- one workload's concrete plan: every expression evaluated, every limit checked ----------
+
+struct ResolvedBuffer {
+  enum Role { Input, Output, Scratch } role = Input;
+  std::string name;
+  DType dtype = DType::Float32;
+  Shape shape;
+  int64_t bytes = 0;
+};
+
+struct ResolvedArg {
+  ArgKind kind = ArgKind::Buffer;
+  int buffer = -1;      // Buffer: index into ResolvedPlan::buffers
+  int64_t integer = 0;  // Int32 (range checked), Int64
+  double real = 0.0;    // Float32, Float64
+};
+
+struct ResolvedKernel {
+  std::string kernel;
+  std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
+  unsigned shared_bytes = 0;
+  std::vector<ResolvedArg> args;
+};
+
+struct ResolvedMatmul {
+  MatmulStep call;
+  int a = -1, b = -1, d = -1, bias = -1;  // buffer indices
+  int64_t m = 0, n = 0, k = 0;
+};
+
+struct ResolvedConv2d {
+  Conv2dStep call;
+  int x = -1, w = -1, y = -1, bias = -1;  // buffer indices; shapes are the buffers'
+};
+
+using ResolvedStep = std::variant<ResolvedKernel, ResolvedMatmul, ResolvedConv2d>;
+
+struct ResolvedPlan {
+  std::vector<ResolvedBuffer> buffers;  // the task's inputs, its outputs (contract order), then scratch
+  std::vector<ResolvedStep> steps;      // one per plan step, same order
+
+  int buffer(const std::string& name) const;  // index, or -1
+};
+
+// Parses a candidate (".cu"/".cuh" files carry an embedded plan; anything else is JSON), checks
+// it against the task and resolves every workload of the task once, so that every error surfaces
+// here. Throws InputError "FILE:LINE:COL: field: what is wrong".
+Candidate parse_candidate(const std::string& text, const std::string& file, const Task& task,
+                          const DeviceLimits& limits = {});
+Candidate load_candidate(const std::string& path, const Task& task, const DeviceLimits& limits = {});
+
+// The plan for one workload; errors name the workload ("(workload 1)").
+ResolvedPlan resolve_plan(const Candidate& c, const Task& task, const Workload& w, const DeviceLimits& limits);
+
+}  // namespace kevo
