@@ -19,6 +19,8 @@ struct Entry {
 const std::map<std::string, Entry>& commands() {
   static const std::map<std::string, Entry> table = {
       {"check", {cmd_check, "validate task contracts and run their references on the CPU"}},
+      {"compile", {cmd_compile, "validate a candidate and compile it with NVRTC (no GPU needed)"}},
+      {"compile-worker", {cmd_compile_worker, nullptr}},
       {"version", {cmd_version, "print kevo's version and the versions of the libraries it uses"}},
   };
   return table;
@@ -26,7 +28,8 @@ const std::map<std::string, Entry>& commands() {
 
 void usage(std::ostream& os) {
   os << "usage: kevo <command> [options]\n\ncommands:\n";
-  for (const auto& [name, e] : commands()) os << "  " << name << std::string(10 - name.size(), ' ') << e.summary << "\n";
+  for (const auto& [name, e] : commands())
+    if (e.summary) os << "  " << name << std::string(10 - name.size(), ' ') << e.summary << "\n";  // hidden ones have none
   os << "\n`kevo <command> --help` describes a command's options.\n";
 }
 

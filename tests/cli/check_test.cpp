@@ -1,31 +1,16 @@
 // The kevo binary as users run it: `kevo check` on bundled and broken contracts, flags, exit codes.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
+#include "tests/cli/run_kevo.h"
+
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
+using Result = kevo::testing::CommandResult;
 
-Result kevo(const std::string& args) {
-  std::string cmd = std::string(KEVO_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int raw = pclose(p);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  return r;
-}
+Result kevo(const std::string& args) { return kevo::testing::run_kevo(args); }
 
 std::string write_temp(const std::string& name, const std::string& text) {
   std::string path = ::testing::TempDir() + name;
