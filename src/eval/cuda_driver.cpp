@@ -5,30 +5,55 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 
+#include <stdexcept>
+
+#include "eval/cuda_api.h"
+
 namespace kevo::eval {
 
 namespace {
 
+void* libcuda() {
+  static void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  return lib;
+}
+
+template <typename Fn>
+bool resolve(Fn& fn, const char* name) {
+  fn = reinterpret_cast<Fn>(dlsym(libcuda(), name));
+  return fn != nullptr;
+}
+
+// Every entry point, or false. These names have no _v2 variants, so dlsym finds the right ones.
+bool resolve_all(CudaApi& a) {
+  return resolve(a.cuInit, "cuInit") && resolve(a.cuDeviceGet, "cuDeviceGet") &&
+         resolve(a.cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
+         resolve(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+         resolve(a.cuCtxSetCurrent, "cuCtxSetCurrent") && resolve(a.cuCtxSynchronize, "cuCtxSynchronize") &&
+         resolve(a.cuModuleLoadData, "cuModuleLoadData") && resolve(a.cuModuleUnload, "cuModuleUnload") &&
+         resolve(a.cuModuleGetFunction, "cuModuleGetFunction") &&
+         resolve(a.cuFuncSetAttribute, "cuFuncSetAttribute") && resolve(a.cuLaunchKernel, "cuLaunchKernel") &&
+         resolve(a.cuGetErrorName, "cuGetErrorName") && resolve(a.cuGetErrorString, "cuGetErrorString");
+}
+
 DriverStatus probe() {
   DriverStatus s;
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
+  if (!libcuda()) {
     const char* why = dlerror();
     s.error = std::string("no CUDA driver: cannot load libcuda.so.1 (") + (why ? why : "unknown reason") + ")";
     return s;
   }
-  using InitFn = CUresult (*)(unsigned int);
   using VersionFn = CUresult (*)(int*);
   using CountFn = CUresult (*)(int*);
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-  auto version = reinterpret_cast<VersionFn>(dlsym(lib, "cuDriverGetVersion"));
-  auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
-  if (!init || !version || !count) {
+  VersionFn version = nullptr;
+  CountFn count = nullptr;
+  CudaApi api{};
+  if (!resolve(version, "cuDriverGetVersion") || !resolve(count, "cuDeviceGetCount") || !resolve_all(api)) {
     s.error = "libcuda.so.1 lacks the driver entry points kevo needs";
     return s;
   }
   if (version(&s.version) != CUDA_SUCCESS) s.version = 0;
-  CUresult r = init(0);
+  CUresult r = api.cuInit(0);
   if (r != CUDA_SUCCESS) {
     s.error = "the CUDA driver failed to initialise (CUresult " + std::to_string(static_cast<int>(r)) + ")";
     return s;
@@ -46,6 +71,45 @@ DriverStatus probe() {
 const DriverStatus& cuda_driver_status() {
   static const DriverStatus status = probe();
   return status;
+}
+
+const CudaApi* cuda_api() {
+  static const CudaApi api = [] {
+    CudaApi a{};
+    if (cuda_driver_status().available) resolve_all(a);
+    return a;
+  }();
+  return cuda_driver_status().available ? &api : nullptr;
+}
+
+std::string cuda_error_text(CUresult r) {
+  const CudaApi* api = cuda_api();
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (api) {
+    api->cuGetErrorName(r, &name);
+    api->cuGetErrorString(r, &text);
+  }
+  return std::string(name ? name : "CUDA error " + std::to_string(static_cast<int>(r))) + ": " +
+         (text ? text : "unknown");
+}
+
+void check_cuda(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cuda_error_text(r));
+}
+
+std::string device_arch(int device) {
+  const CudaApi* api = cuda_api();
+  if (!api) throw std::runtime_error(cuda_driver_status().error);
+  CUdevice dev;
+  int major = 0, minor = 0;
+  check_cuda(api->cuDeviceGet(&dev, device), "cuDeviceGet");
+  check_cuda(api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
+  check_cuda(api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
+  std::string arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  // The arch-specific targets unlock wgmma, setmaxnreg and tcgen05 on the chips kevo serves.
+  if ((major == 9 && minor == 0) || (major == 10 && (minor == 0 || minor == 3))) arch += "a";
+  return arch;
 }
 
 std::string nvrtc_version() {

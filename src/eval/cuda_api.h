@@ -1,0 +1,41 @@
+// The CUDA driver entry points kevo calls, resolved from libcuda at run time (eval/ only:
+// this header brings in cuda.h).
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace kevo::eval {
+
+struct CudaApi {
+  CUresult (*cuInit)(unsigned int);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void**, void**);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+};
+
+// The driver's functions, or null where libcuda or a GPU is missing (cuda_driver_status() says why).
+const CudaApi* cuda_api();
+
+// "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered".
+std::string cuda_error_text(CUresult r);
+
+// Throws std::runtime_error with the call's text and the driver's error when r is not CUDA_SUCCESS.
+void check_cuda(CUresult r, const char* what);
+
+// The architecture NVRTC should target for a device: "sm_90a" for compute capability 9.0,
+// "sm_100a" for 10.0, "sm_103a" for 10.3; "sm_XY" for others.
+std::string device_arch(int device);
+
+}  // namespace kevo::eval

@@ -1,0 +1,88 @@
+// CUBIN loading and kernel-step launches: argument packing by the plan's declared types.
+#include "eval/kernel_launch.h"
+
+#include <stdexcept>
+
+#include "eval/cuda_api.h"
+#include "eval/cuda_driver.h"
+
+namespace kevo::eval {
+
+namespace {
+
+const CudaApi& api() {
+  const CudaApi* a = cuda_api();
+  if (!a) throw std::runtime_error(cuda_driver_status().error);
+  return *a;
+}
+
+// One kernel parameter's bytes, kept alive until the launch has copied them.
+struct ArgSlot {
+  union {
+    CUdeviceptr ptr;
+    int32_t i32;
+    int64_t i64;
+    float f32;
+    double f64;
+  };
+};
+
+}  // namespace
+
+LoadedModule::LoadedModule(const BuildResult& built) {
+  if (built.status != BuildStatus::Ok) throw std::runtime_error("the candidate did not build: " + built.error);
+  check_cuda(api().cuModuleLoadData(&module_, built.cubin.data()), "cuModuleLoadData");
+  for (const auto& [expr, lowered] : built.lowered_names) {
+    CUfunction f;
+    CUresult r = api().cuModuleGetFunction(&f, module_, lowered.c_str());
+    if (r != CUDA_SUCCESS) {
+      api().cuModuleUnload(module_);
+      throw std::runtime_error("kernel '" + expr + "' (" + lowered + ") is not in the CUBIN: " + cuda_error_text(r));
+    }
+    functions_[expr] = f;
+  }
+}
+
+LoadedModule::~LoadedModule() {
+  if (module_) api().cuModuleUnload(module_);
+}
+
+CUfunction LoadedModule::function(const std::string& name_expression) const {
+  auto it = functions_.find(name_expression);
+  if (it == functions_.end()) throw std::runtime_error("kernel '" + name_expression + "' was not built");
+  return it->second;
+}
+
+void launch_plan(const LoadedModule& module, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,
+                 CUstream stream) {
+  if (buffers.size() != plan.buffers.size())
+    throw std::invalid_argument("launch_plan: " + std::to_string(buffers.size()) + " buffers for a plan of " +
+                                std::to_string(plan.buffers.size()));
+  for (const ResolvedStep& step : plan.steps) {
+    const auto* k = std::get_if<ResolvedKernel>(&step);
+    if (!k) throw std::runtime_error("library steps (cuBLASLt, cuDNN) are not launched yet");
+    CUfunction f = module.function(k->kernel);
+    if (k->shared_bytes > 48 * 1024)
+      check_cuda(api().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(k->shared_bytes)),
+                 "cuFuncSetAttribute(max dynamic shared memory)");
+    std::vector<ArgSlot> slots(k->args.size());
+    std::vector<void*> params(k->args.size());
+    for (size_t i = 0; i < k->args.size(); ++i) {
+      const ResolvedArg& a = k->args[i];
+      switch (a.kind) {
+        case ArgKind::Buffer: slots[i].ptr = buffers.at(static_cast<size_t>(a.buffer)); break;
+        case ArgKind::Int32: slots[i].i32 = static_cast<int32_t>(a.integer); break;
+        case ArgKind::Int64: slots[i].i64 = a.integer; break;
+        case ArgKind::Float32: slots[i].f32 = static_cast<float>(a.real); break;
+        case ArgKind::Float64: slots[i].f64 = a.real; break;
+      }
+      params[i] = &slots[i];
+    }
+    check_cuda(api().cuLaunchKernel(f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+                                    k->shared_bytes, stream, params.empty() ? nullptr : params.data(), nullptr),
+               ("cuLaunchKernel(" + k->kernel + ")").c_str());
+  }
+}
+
+}  // namespace kevo::eval
