@@ -1,12 +1,13 @@
 // Candidate files (JSON, or .cu with an embedded plan): parsing, validation against a task, resolution.
 #include "core/candidate.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cfloat>
 #include <climits>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -69,10 +70,28 @@ SourceScan scan_source(const std::string& src) {
   return s;
 }
 
+// Path helpers on plain strings: std::filesystem is avoided because LibTorch 2.x wheels export
+// their own copies of its symbols, which crash when a program built with a newer GCC binds to them.
+std::string parent_dir(const std::string& file) {
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos ? std::string() : file.substr(0, slash + 1);
+}
+
+std::string file_name(const std::string& file) {
+  size_t slash = file.rfind('/');
+  return slash == std::string::npos ? file : file.substr(slash + 1);
+}
+
+std::string extension(const std::string& file) {
+  std::string name = file_name(file);
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot);
+}
+
 // The whole file; nullopt unless it is a readable regular file.
-std::optional<std::string> read_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+std::optional<std::string> read_text(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
@@ -383,12 +402,11 @@ class PlanReader {
     Path p = top.key("source_file");
     std::string rel = string(root["source_file"], p);
     if (rel.empty()) doc_.fail(p, "must name a file");
-    std::filesystem::path path = std::filesystem::path(doc_.file()).parent_path() / rel;  // `/` keeps an absolute rel
+    std::string path = rel[0] == '/' ? rel : parent_dir(doc_.file()) + rel;
     std::optional<std::string> text = read_text(path);
-    if (!text)
-      doc_.fail(p, "cannot read '" + rel + "'" + (path.string() == rel ? "" : " (looked at " + path.string() + ")"));
+    if (!text) doc_.fail(p, "cannot read '" + rel + "'" + (path == rel ? "" : " (looked at " + path + ")"));
     c_.source = std::move(*text);
-    c_.source_file = path.string();
+    c_.source_file = path;
   }
 
   void read_plan(const json& v, const Path& p) {
@@ -622,7 +640,7 @@ std::pair<size_t, size_t> plan_comment(const std::string& file, const std::strin
 }
 
 bool is_cuda_file(const std::string& file) {
-  std::string ext = std::filesystem::path(file).extension().string();
+  std::string ext = extension(file);
   return ext == ".cu" || ext == ".cuh";
 }
 
@@ -845,7 +863,7 @@ Candidate parse_candidate(const std::string& text, const std::string& file, cons
                           const DeviceLimits& limits) {
   Candidate c;
   c.file = file;
-  c.name = std::filesystem::path(file).stem().string();
+  c.name = file_name(file).substr(0, file_name(file).size() - extension(file).size());
   bool embedded = is_cuda_file(file);
   std::pair<size_t, size_t> range{0, text.size()};
   SourceScan scan;
