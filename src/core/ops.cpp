@@ -328,26 +328,7 @@ Args bind_arguments(const OpDef& op, const std::vector<CallArg>& positional,
 // --- the table ------------------------------------------------------------------------------
 
 void OpTable::add(const std::vector<std::string>& qualified_names, const std::string& signature, LowerFn fn) {
-  for (const std::string& q : qualified_names) {
-    // Two families claiming one spelling would silently shadow each other.
-    if (ops_.count(q)) throw std::logic_error("op '" + q + "' is registered twice");
-    OpDef d;
-    d.name = q.substr(q.rfind('.') + 1);
-    d.signature = signature;
-    d.lower = fn;
-    ops_[q] = std::move(d);
-  }
-}
-
-const OpDef* OpTable::find(const std::string& qualified_name) const {
-  auto it = ops_.find(qualified_name);
-  return it == ops_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> OpTable::names() const {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : ops_) out.push_back(k);
-  return out;
+  for (const std::string& q : qualified_names) ops_.add(q, OpDef{q.substr(q.rfind('.') + 1), signature, fn});
 }
 
 const OpTable& op_table() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/name_table.h"
 #include "core/reference_ast.h"
 
 namespace kevo {
@@ -113,11 +114,11 @@ struct OpDef {
 class OpTable {
  public:
   void add(const std::vector<std::string>& qualified_names, const std::string& signature, LowerFn fn);
-  const OpDef* find(const std::string& qualified_name) const;
-  std::vector<std::string> names() const;
+  const OpDef* find(const std::string& qualified_name) const { return ops_.find(qualified_name); }
+  std::vector<std::string> names() const { return ops_.names(); }
 
  private:
-  std::map<std::string, OpDef> ops_;
+  NameTable<OpDef> ops_;
 };
 
 const OpTable& op_table();

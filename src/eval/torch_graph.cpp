@@ -33,22 +33,6 @@ DType from_torch(torch::ScalarType t) {
   }
 }
 
-void TorchOpTable::add(const std::string& op, TorchOp fn) {
-  if (ops_.count(op)) throw std::logic_error("LibTorch execution of '" + op + "' is registered twice");
-  ops_[op] = std::move(fn);
-}
-
-const TorchOp* TorchOpTable::find(const std::string& op) const {
-  auto it = ops_.find(op);
-  return it == ops_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> TorchOpTable::names() const {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : ops_) out.push_back(k);
-  return out;
-}
-
 const TorchOpTable& torch_op_table() {
   static const TorchOpTable table = [] {
     TorchOpTable t;

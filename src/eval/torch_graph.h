@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/name_table.h"
 
 namespace kevo::eval {
 
@@ -18,15 +19,7 @@ DType from_torch(torch::ScalarType t);
 // Executes one node. `in` holds the node's operands in order (an undefined tensor for -1).
 using TorchOp = std::function<std::vector<torch::Tensor>(const Node& node, const std::vector<torch::Tensor>& in)>;
 
-class TorchOpTable {
- public:
-  void add(const std::string& op, TorchOp fn);
-  const TorchOp* find(const std::string& op) const;
-  std::vector<std::string> names() const;
-
- private:
-  std::map<std::string, TorchOp> ops_;
-};
+using TorchOpTable = NameTable<TorchOp>;
 
 const TorchOpTable& torch_op_table();
 
