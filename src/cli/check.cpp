@@ -113,7 +113,7 @@ int cmd_check(const std::vector<std::string>& args) {
   std::vector<std::string> files;
   int64_t limit_mb = 512;
   double limit_gflop = 2.0;
-  uint64_t seed = 0;
+  int64_t seed = 0;
   opts.add_options()("task", po::value(&files)->required(), "task contract files (JSON)")(
       "graph", po::bool_switch(), "print each workload's op graph")(
       "no-run", po::bool_switch(), "only validate; do not run references")(
@@ -129,6 +129,10 @@ int cmd_check(const std::vector<std::string>& args) {
                              pos, vm);
       rc >= 0)
     return rc;
+  if (seed < 0) {
+    std::cerr << "kevo check: --seed must not be negative\n";
+    return 2;
+  }
   if (limit_mb < 0 || limit_mb > 1000000000 || !(limit_gflop >= 0) || limit_gflop > 1e9) {
     std::cerr << "kevo check: --cpu-limit-mb and --cpu-limit-gflop must be non-negative (and sane)\n";
     return 2;
@@ -136,7 +140,7 @@ int cmd_check(const std::vector<std::string>& args) {
   CpuLimits limits{limit_mb * 1000 * 1000, static_cast<int64_t>(limit_gflop * 1e9)};
   int worst = 0, bad = 0;
   for (const std::string& f : files) {
-    int rc = check_one(f, vm["graph"].as<bool>(), !vm["no-run"].as<bool>(), limits, seed);
+    int rc = check_one(f, vm["graph"].as<bool>(), !vm["no-run"].as<bool>(), limits, static_cast<uint64_t>(seed));
     worst = std::max(worst, rc);
     bad += rc != 0;
   }

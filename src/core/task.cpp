@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "core/axis_expr.h"
 #include "core/json_positions.h"
@@ -460,6 +461,9 @@ Task parse_task(const std::string& text, const std::string& file) {
 }
 
 Task load_task(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw InputError({path, 0, 0}, "", "is a folder, not a contract file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError({path, 0, 0}, "", "cannot open the file");
   std::stringstream ss;
