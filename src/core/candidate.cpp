@@ -16,13 +16,13 @@
 #include <set>
 #include <sstream>
 
+#include "core/json_doc.h"
 #include "core/json_positions.h"
 
 namespace kevo {
 
 namespace {
 
-using json = nlohmann::ordered_json;
 
 constexpr size_t kMaxArgs = 64;
 const char* kKnownLibraries = "cublaslt.matmul, cudnn.conv2d_forward";
@@ -146,120 +146,7 @@ std::string kernel_base_name(const std::string& expr) {
 
 // ---- the plan's JSON, with positions in the user's file -------------------------------------
 
-// A place in the document: its JSON pointer (for line and column) and its field path (for messages).
-struct Path {
-  std::string ptr, field;
-  Path key(const std::string& k) const { return {ptr + "/" + pointer_token(k), field.empty() ? k : field + "." + k}; }
-  Path index(size_t i) const { return {ptr + "/" + std::to_string(i), field + "[" + std::to_string(i) + "]"}; }
-};
-
-// A JSON text that may sit inside a larger file (the .cu's plan comment): positions are the file's.
-class Doc {
- public:
-  Doc(std::string file, const std::string& whole, size_t begin, size_t end)
-      : file_(std::move(file)), text_(whole.substr(begin, end - begin)), base_(position_of_offset(whole, begin)) {}
-
-  const std::string& file() const { return file_; }
-
-  Location at(TextPos p) const {
-    // Only the first line of the JSON shares its line with text before it.
-    return {file_, base_.line + p.line - 1, p.line == 1 ? base_.col + p.col - 1 : p.col};
-  }
-  Origin origin(const Path& p) const { return {at(pos_.value(p.ptr)), p.field}; }
-
-  [[noreturn]] void fail(const Path& p, const std::string& message, bool at_key = false) const {
-    throw InputError(at(at_key ? pos_.key(p.ptr) : pos_.value(p.ptr)), p.field, message);
-  }
-
-  // Parses the text; rejects bad syntax, deep nesting and duplicate keys (which nlohmann would
-  // silently collapse into one).
-  json parse() {
-    if (json_depth(text_) > JsonPositions::kMaxDepth)
-      fail_at(0, "JSON nested deeper than " + std::to_string(JsonPositions::kMaxDepth) + " levels");
-    struct Frame {
-      bool array;
-      size_t next;
-      std::set<std::string> keys;
-      std::string key;
-      Path path;
-    };
-    std::vector<Frame> stack;
-    std::optional<Path> duplicate;
-    std::string duplicate_key;
-    auto value_path = [&]() {
-      if (stack.empty()) return Path{};
-      const Frame& f = stack.back();
-      return f.array ? f.path.index(f.next) : f.path.key(f.key);
-    };
-    auto ended_value = [&]() {
-      if (!stack.empty() && stack.back().array) ++stack.back().next;
-    };
-    json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
-      using E = json::parse_event_t;
-      if (event == E::object_start || event == E::array_start) {
-        stack.push_back({event == E::array_start, 0, {}, "", value_path()});
-      } else if (event == E::key) {
-        Frame& f = stack.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second && !duplicate) {
-          duplicate = f.path.key(f.key);
-          duplicate_key = f.key;
-        }
-      } else if (event == E::object_end || event == E::array_end) {
-        stack.pop_back();
-        ended_value();
-      } else {
-        ended_value();
-      }
-      return true;
-    };
-    json doc;
-    try {
-      doc = json::parse(text_, callback);
-    } catch (const json::parse_error& e) {
-      fail_at(e.byte == 0 ? 0 : e.byte - 1, "invalid JSON: " + after(e.what(), ": ", "parse error"));
-    } catch (const json::exception& e) {
-      // A number out of range carries no offset; point at the literal its message quotes.
-      std::string msg = after(e.what(), "] ", "");
-      size_t q = msg.find('\''), lit = std::string::npos;
-      if (q != std::string::npos) lit = text_.find(msg.substr(q + 1, msg.rfind('\'') - q - 1));
-      fail_at(lit == std::string::npos ? 0 : lit, "invalid JSON: " + msg);
-    }
-    pos_ = JsonPositions::index(text_);
-    if (duplicate) {
-      bool buffer = duplicate->ptr == "/plan/buffers/" + pointer_token(duplicate_key);
-      fail(*duplicate,
-           (buffer ? "the buffer '" : "the field '") + duplicate_key +
-               (buffer ? "' is declared twice" : "' is given twice"),
-           true);
-    }
-    return doc;
-  }
-
- private:
-  [[noreturn]] void fail_at(size_t offset, const std::string& message) const {
-    throw InputError(at(position_of_offset(text_, offset)), "", message);
-  }
-  // The part of nlohmann's message after `sep` (searched from `anchor`): its own line and column
-  // count from the JSON text, not from the user's file.
-  static std::string after(const std::string& msg, const char* sep, const char* anchor) {
-    size_t at = msg.find(sep, msg.find(anchor));
-    return at == std::string::npos ? msg : msg.substr(at + std::string(sep).size());
-  }
-
-  std::string file_;
-  std::string text_;
-  TextPos base_;
-  JsonPositions pos_;
-};
-
-std::string kind_of(const json& v) {
-  if (v.is_null()) return "null";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number()) return "a number";
-  if (v.is_string()) return "a string";
-  return v.is_array() ? "an array" : "an object";
-}
+Origin origin_of(const Doc& doc, const Path& p) { return {doc.loc(p), p.field}; }
 
 std::string joined(const std::vector<std::string>& items, const char* sep = ", ") {
   std::string out;
@@ -355,7 +242,7 @@ class PlanReader {
   // An axis expression (a string) or an integer; its axes must be the task's.
   PlanExpr expr(const json& v, const Path& p) const {
     PlanExpr e;
-    e.at = doc_.origin(p);
+    e.at = origin_of(doc_, p);
     if (v.is_number_integer()) {
       if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
         doc_.fail(p, v.dump() + " overflows 64 bits");
@@ -428,7 +315,7 @@ class PlanReader {
       Path bp = p.key(it.key());
       ScratchBuffer b;
       b.name = it.key();
-      b.at = doc_.origin(bp);
+      b.at = origin_of(doc_, bp);
       if (!is_identifier(b.name)) doc_.fail(bp, "'" + b.name + "' is not an identifier", true);
       auto known = buffers_.find(b.name);
       if (known != buffers_.end())
@@ -455,7 +342,7 @@ class PlanReader {
   Step read_step(const json& v, const Path& p) {
     object(v, p);
     Step step;
-    step.at = doc_.origin(p);
+    step.at = origin_of(doc_, p);
     if (v.contains("kernel") && v.contains("library"))
       doc_.fail(p, "a step is a 'kernel' or a 'library' call, not both");
     if (v.contains("kernel")) {
@@ -492,7 +379,7 @@ class PlanReader {
       for (size_t i = 0; i < a.size(); ++i) (dim[0] == 'g' ? k.grid : k.block).push_back(expr(a[i], dp.index(i)));
     }
     k.shared_bytes = v.contains("shared_bytes") ? expr(v["shared_bytes"], p.key("shared_bytes"))
-                                                : PlanExpr{AxisExpr::parse("0"), doc_.origin(p)};
+                                                : PlanExpr{AxisExpr::parse("0"), origin_of(doc_, p)};
     if (v.contains("args")) {
       Path ap = p.key("args");
       const json& args = v["args"];

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "core/axis_expr.h"
+#include "core/json_doc.h"
 #include "core/json_positions.h"
 #include "core/reference_parser.h"
 
@@ -19,24 +20,21 @@ namespace kevo {
 
 namespace {
 
-using json = nlohmann::ordered_json;
 
 const char* kSupportedDtypes = "float32, float64, float16, bfloat16, int64, int32, bool";
 
 // Walks the parsed document with the positions of its text, so each check can fail precisely.
 class Reader {
  public:
-  Reader(std::string file, const std::string& text) : file_(std::move(file)), pos_(JsonPositions::index(text)) {}
+  Reader(std::string file, const std::string& text) : doc_(std::move(file), text) {}
+
+  json parse() { return doc_.parse(); }
 
   [[noreturn]] void fail(const std::string& ptr, const std::string& message, bool at_key = false) const {
-    TextPos p = at_key ? pos_.key(ptr) : pos_.value(ptr);
-    throw InputError({file_, p.line, p.col}, field_name(ptr), message);
+    doc_.fail(Path{ptr, field_name(ptr)}, message, at_key);
   }
 
-  Location loc(const std::string& ptr) const {
-    TextPos p = pos_.value(ptr);
-    return {file_, p.line, p.col};
-  }
+  Location loc(const std::string& ptr) const { return doc_.loc(Path{ptr, ""}); }
 
   // "/inputs/x/shape/1" -> "inputs.x.shape[1]"
   static std::string field_name(const std::string& ptr) {
@@ -104,20 +102,10 @@ class Reader {
     }
   }
 
-  static std::string type_of(const json& v) {
-    if (v.is_null()) return "null";
-    if (v.is_boolean()) return "a boolean";
-    if (v.is_number()) return "a number";
-    if (v.is_string()) return "a string";
-    if (v.is_array()) return "an array";
-    return "an object";
-  }
-
-  const std::string& file() const { return file_; }
+  static std::string type_of(const json& v) { return kind_of(v); }
 
  private:
-  std::string file_;
-  JsonPositions pos_;
+  Doc doc_;
 };
 
 bool is_identifier(const std::string& s) {
@@ -263,27 +251,8 @@ int64_t Task::bytes_moved(const Workload& w) const {
 }
 
 Task parse_task(const std::string& text, const std::string& file) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    TextPos p = position_of_offset(text, e.byte == 0 ? 0 : e.byte - 1);
-    std::string msg = e.what();
-    size_t colon = msg.find(": ", msg.find("parse error"));
-    if (colon != std::string::npos) msg = msg.substr(colon + 2);
-    throw InputError({file, p.line, p.col}, "", "invalid JSON: " + msg);
-  } catch (const json::exception& e) {
-    // Number overflow and the like carry no offset; point at the literal they quote.
-    std::string msg = e.what();
-    msg = msg.substr(msg.find(']') + 2);
-    size_t q = msg.find('\''), at = std::string::npos;
-    if (q != std::string::npos) at = text.find(msg.substr(q + 1, msg.rfind('\'') - q - 1));
-    TextPos p = at == std::string::npos ? TextPos{1, 1} : position_of_offset(text, at);
-    throw InputError({file, p.line, p.col}, "", "invalid JSON: " + msg);
-  }
-  if (json_depth(text) > JsonPositions::kMaxDepth)
-    throw InputError({file, 1, 1}, "", "JSON nested deeper than " + std::to_string(JsonPositions::kMaxDepth) + " levels");
   Reader r(file, text);
+  json doc = r.parse();
   Task task;
   task.file = file;
   r.object(doc, "");

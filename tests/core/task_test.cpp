@@ -166,6 +166,8 @@ std::vector<Malformed> malformed_cases() {
        "t.json:9:26: outputs.y.shape[1]: bad size expression in 'D -' at offset 3: expression ends early"},
       {"size expression not positive", edit(R"("y": {"shape": ["B", "D"])", R"("y": {"shape": ["B", "D - 16384"])"),
        "t.json:12:43: workloads[1]: dim 1 of 'y' (D - 16384) is 0 in this workload; sizes must be positive"},
+      {"field given twice", edit(R"("description": "Row-wise softmax",)", R"("description": "a", "description": "b",)"),
+       "t.json:3:23: description: the field 'description' is given twice"},
       {"name not a string", edit(R"("name": "softmax_rows")", R"("name": 7)"), "t.json:2:11: name: must be a string, got a number"},
       {"deeply nested JSON", std::string(100000, '[') + std::string(100000, ']'),
        "t.json:1:1: JSON nested deeper than 64 levels"},
