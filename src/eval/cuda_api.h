@@ -21,6 +21,16 @@ struct CudaApi {
   CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**);
+  // Memory, streams and events for timing. (cuda.h renames some of these to their _v2 forms;
+  // the members follow, and cuda_driver.cpp resolves the _v2 symbols.)
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuEventCreate)(CUevent*, unsigned int);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 };
@@ -33,6 +43,10 @@ std::string cuda_error_text(CUresult r);
 
 // Throws std::runtime_error with the call's text and the driver's error when r is not CUDA_SUCCESS.
 void check_cuda(CUresult r, const char* what);
+
+// Makes the device's primary context (the one LibTorch and the runtime API use) current on this
+// thread, retaining it for the life of the process.
+void use_primary_context(int device);
 
 // The architecture NVRTC should target for a device: "sm_90a" for compute capability 9.0,
 // "sm_100a" for 10.0, "sm_103a" for 10.3; "sm_XY" for others.

@@ -24,7 +24,7 @@ bool resolve(Fn& fn, const char* name) {
   return fn != nullptr;
 }
 
-// Every entry point, or false. These names have no _v2 variants, so dlsym finds the right ones.
+// Every entry point, or false. Symbols that cuda.h maps to _v2 forms are asked for by those names.
 bool resolve_all(CudaApi& a) {
   return resolve(a.cuInit, "cuInit") && resolve(a.cuDeviceGet, "cuDeviceGet") &&
          resolve(a.cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
@@ -33,7 +33,12 @@ bool resolve_all(CudaApi& a) {
          resolve(a.cuModuleLoadData, "cuModuleLoadData") && resolve(a.cuModuleUnload, "cuModuleUnload") &&
          resolve(a.cuModuleGetFunction, "cuModuleGetFunction") &&
          resolve(a.cuFuncSetAttribute, "cuFuncSetAttribute") && resolve(a.cuLaunchKernel, "cuLaunchKernel") &&
-         resolve(a.cuGetErrorName, "cuGetErrorName") && resolve(a.cuGetErrorString, "cuGetErrorString");
+         resolve(a.cuGetErrorName, "cuGetErrorName") && resolve(a.cuGetErrorString, "cuGetErrorString") &&
+         resolve(a.cuMemAlloc, "cuMemAlloc_v2") && resolve(a.cuMemFree, "cuMemFree_v2") &&
+         resolve(a.cuMemsetD8Async, "cuMemsetD8Async") && resolve(a.cuStreamSynchronize, "cuStreamSynchronize") &&
+         resolve(a.cuEventCreate, "cuEventCreate") && resolve(a.cuEventDestroy, "cuEventDestroy_v2") &&
+         resolve(a.cuEventRecord, "cuEventRecord") &&
+         (resolve(a.cuEventElapsedTime, "cuEventElapsedTime_v2") || resolve(a.cuEventElapsedTime, "cuEventElapsedTime"));
 }
 
 DriverStatus probe() {
@@ -96,6 +101,16 @@ std::string cuda_error_text(CUresult r) {
 
 void check_cuda(CUresult r, const char* what) {
   if (r != CUDA_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cuda_error_text(r));
+}
+
+void use_primary_context(int device) {
+  const CudaApi* api = cuda_api();
+  if (!api) throw std::runtime_error(cuda_driver_status().error);
+  CUdevice dev;
+  CUcontext ctx;
+  check_cuda(api->cuDeviceGet(&dev, device), "cuDeviceGet");
+  check_cuda(api->cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  check_cuda(api->cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }
 
 std::string device_arch(int device) {

@@ -39,12 +39,8 @@ TEST_P(CandidateGpu, SoftmaxCandidateMatchesTheReferenceOnEveryWorkload) {
 
   // LibTorch owns the primary context; the driver API needs it current on this thread.
   torch::zeros({1}, torch::kCUDA);
+  use_primary_context(0);
   const CudaApi& api = *cuda_api();
-  CUdevice dev;
-  CUcontext ctx;
-  check_cuda(api.cuDeviceGet(&dev, 0), "cuDeviceGet");
-  check_cuda(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  check_cuda(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
   LoadedModule module(built);
 
   for (size_t wi = 0; wi < task.workloads.size(); ++wi) {

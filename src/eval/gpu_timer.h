@@ -1,0 +1,41 @@
+// Cold-cache GPU timing: L2 flushed before every repetition, per-kernel GPU time from CUPTI
+// activity records, CUDA events as a cross-check, repetitions until the median is stable
+// (eval/ only: brings in cuda.h).
+#pragma once
+
+#include <cuda.h>
+
+#include <functional>
+#include <vector>
+
+namespace kevo::eval {
+
+struct TimingConfig {
+  int warmup = 3;
+  int min_reps = 10;
+  int max_reps = 500;
+  double target_half_width = 0.01;  // stop once the median's 95% interval is within ±1% of it
+  double max_seconds = 20;          // of repetitions, flushes included
+  size_t flush_bytes = 0;           // 0: twice the device's L2
+};
+
+struct Timing {
+  double median_ms = 0, p20_ms = 0, p80_ms = 0;  // CUPTI: first kernel start to last kernel end
+  double half_width_ms = 0;                       // of the median's 95% interval
+  int n = 0;
+  bool converged = false;
+  double event_median_ms = 0;                     // CUDA events around the same runs
+  int kernels_per_run = 0;                        // as CUPTI saw them (the plan's launches)
+  std::vector<double> cupti_ms, event_ms;         // every repetition
+};
+
+// Times `enqueue`, which must queue the work under test on `stream`. The current context is
+// used. Throws std::runtime_error when CUPTI or the driver fails, or when a repetition records
+// no kernel.
+Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream, const TimingConfig& config = {});
+
+// The 95% confidence half-width of the median of `samples` from order statistics
+// (ranks n/2 ± 0.98·√n), in the samples' unit; infinite below 5 samples.
+double median_half_width(std::vector<double> samples);
+
+}  // namespace kevo::eval
