@@ -569,16 +569,8 @@ void resolve_kernels(nvrtcProgram program, const BuildRequest& request, BuildRes
   }
 }
 
-// NVRTC 12.9+ keeps its own cache in the driver's compute cache where a driver is present; a hit
-// skips ptxas, so the log loses the resource report that kevo reads (kernels then look missing).
-// kevo's own cache serves the purpose, so NVRTC's is turned off before its first compile.
-void disable_nvrtc_cache() {
-  static const bool done = [] { return ::setenv("CUDA_CACHE_DISABLE", "1", 1) == 0; }();
-  (void)done;
-}
-
 void compile(const BuildRequest& request, const Prepared& prepared, BuildResult& r) {
-  disable_nvrtc_cache();
+  keep_nvrtc_cache_off();
   std::vector<const char*> header_texts, header_names;
   for (const auto& [name, text] : prepared.headers) {
     header_names.push_back(name.c_str());

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "eval/cuda_api.h"
@@ -42,6 +43,7 @@ bool resolve_all(CudaApi& a) {
 }
 
 DriverStatus probe() {
+  keep_nvrtc_cache_off();  // the driver reads it at initialisation
   DriverStatus s;
   if (!libcuda()) {
     const char* why = dlerror();
@@ -76,6 +78,11 @@ DriverStatus probe() {
 const DriverStatus& cuda_driver_status() {
   static const DriverStatus status = probe();
   return status;
+}
+
+void keep_nvrtc_cache_off() {
+  static const bool done = ::setenv("CUDA_CACHE_DISABLE", "1", 1) == 0;
+  (void)done;
 }
 
 const CudaApi* cuda_api() {
