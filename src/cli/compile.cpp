@@ -16,14 +16,6 @@ namespace kevo::cli {
 
 namespace {
 
-std::string first_error_line(const std::string& log) {
-  size_t at = log.find("error");
-  if (at == std::string::npos) return log.substr(0, log.find('\n'));
-  size_t start = log.rfind('\n', at);
-  start = start == std::string::npos ? 0 : start + 1;
-  return log.substr(start, log.find('\n', at) - start);
-}
-
 void print_resources(const Candidate& c, const eval::BuildResult& r) {
   for (const std::string& name : c.kernel_names()) {
     const eval::KernelResources* k = r.kernel(name);
@@ -117,8 +109,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   int rc = 0;
   for (const eval::BuildResult& r : results) {
     if (r.status != eval::BuildStatus::Ok) {
-      std::string why = r.error.empty() ? first_error_line(r.log) : r.error;
-      std::cout << candidate_path << ": " << r.arch << ": " << eval::to_string(r.status) << ": " << why << "\n";
+      std::cout << candidate_path << ": " << r.arch << ": " << eval::to_string(r.status) << ": " << r.error << "\n";
       if (vm["log"].as<bool>()) std::cout << r.log << "\n";
       rc = 2;
       continue;

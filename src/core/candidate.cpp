@@ -761,7 +761,10 @@ Candidate parse_candidate(const std::string& text, const std::string& file, cons
     c.source_file = file;
   }
   Doc doc(file, text, range.first, range.second);
-  json root = doc.parse();
+  // A scratch buffer declared twice reads better as such than as a JSON key given twice.
+  json root = doc.parse([](const Path& p, const std::string& key) {
+    return p.ptr == "/plan/buffers/" + pointer_token(key) ? "the buffer '" + key + "' is declared twice" : "";
+  });
   PlanReader(doc, task, c).read(root, embedded ? &scan : nullptr);
   for (const Workload& w : task.workloads) resolve_plan(c, task, w, limits);
   return c;

@@ -34,7 +34,7 @@ void Doc::fail_at(size_t offset, const std::string& message) const {
   throw InputError(at(position_of_offset(text_, offset)), "", message);
 }
 
-json Doc::parse() {
+json Doc::parse(const DuplicateMessage& duplicate_message) {
   if (json_depth(text_) > JsonPositions::kMaxDepth)
     fail_at(0, "JSON nested deeper than " + std::to_string(JsonPositions::kMaxDepth) + " levels");
   struct Frame {
@@ -88,11 +88,8 @@ json Doc::parse() {
   }
   pos_ = JsonPositions::index(text_);
   if (duplicate) {
-    bool buffer = duplicate->ptr == "/plan/buffers/" + pointer_token(duplicate_key);
-    fail(*duplicate,
-         (buffer ? "the buffer '" : "the field '") + duplicate_key +
-             (buffer ? "' is declared twice" : "' is given twice"),
-         true);
+    std::string message = duplicate_message ? duplicate_message(*duplicate, duplicate_key) : "";
+    fail(*duplicate, message.empty() ? "the field '" + duplicate_key + "' is given twice" : message, true);
   }
   return doc;
 }

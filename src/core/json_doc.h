@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 
 #include "core/error.h"
@@ -34,9 +35,12 @@ class Doc {
   // Throws InputError at the value (or, with at_key, the key) of `p`.
   [[noreturn]] void fail(const Path& p, const std::string& message, bool at_key = false) const;
 
+  // Words the error for a key given twice (path and key); empty for the generic wording.
+  using DuplicateMessage = std::function<std::string(const Path&, const std::string&)>;
+
   // Parses the text; rejects bad syntax, deep nesting and duplicate keys (which nlohmann would
   // silently collapse into one). Each as a one-line InputError.
-  json parse();
+  json parse(const DuplicateMessage& duplicate_message = nullptr);
 
  private:
   [[noreturn]] void fail_at(size_t offset, const std::string& message) const;

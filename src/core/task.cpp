@@ -62,17 +62,17 @@ class Reader {
   }
 
   const json& object(const json& v, const std::string& ptr) const {
-    if (!v.is_object()) fail(ptr, "must be an object, got " + type_of(v));
+    if (!v.is_object()) fail(ptr, "must be an object, got " + kind_of(v));
     return v;
   }
 
   std::string string(const json& v, const std::string& ptr) const {
-    if (!v.is_string()) fail(ptr, "must be a string, got " + type_of(v));
+    if (!v.is_string()) fail(ptr, "must be a string, got " + kind_of(v));
     return v.get<std::string>();
   }
 
   double number(const json& v, const std::string& ptr) const {
-    if (!v.is_number()) fail(ptr, "must be a number, got " + type_of(v));
+    if (!v.is_number()) fail(ptr, "must be a number, got " + kind_of(v));
     double d = v.get<double>();
     if (!std::isfinite(d)) fail(ptr, "must be finite");
     return d;
@@ -87,7 +87,7 @@ class Reader {
       if (std::fabs(d) >= 9.2e18) fail(ptr, "size " + v.dump() + " overflows 64 bits");
       fail(ptr, "size must be an integer, got " + v.dump());
     }
-    if (!v.is_number_integer()) fail(ptr, "size must be an integer, got " + type_of(v));
+    if (!v.is_number_integer()) fail(ptr, "size must be an integer, got " + kind_of(v));
     int64_t n = v.get<int64_t>();
     if (n <= 0) fail(ptr, "size must be positive, got " + std::to_string(n));
     return n;
@@ -101,8 +101,6 @@ class Reader {
       fail(ptr + "/" + pointer_token(it.key()), "unknown field '" + it.key() + "' (expected one of: " + list + ")", true);
     }
   }
-
-  static std::string type_of(const json& v) { return kind_of(v); }
 
  private:
   Doc doc_;
