@@ -21,6 +21,8 @@ const std::map<std::string, Entry>& commands() {
       {"check", {cmd_check, "validate task contracts and run their references on the CPU"}},
       {"compile", {cmd_compile, "validate a candidate and compile it with NVRTC (no GPU needed)"}},
       {"compile-worker", {cmd_compile_worker, nullptr}},
+      {"eval", {cmd_eval, "build a candidate and evaluate it on the GPU: correctness, timing, speedup"}},
+      {"worker", {cmd_worker, nullptr}},
       {"version", {cmd_version, "print kevo's version and the versions of the libraries it uses"}},
   };
   return table;

@@ -12,6 +12,8 @@ int run_main(int argc, char** argv);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_compile(const std::vector<std::string>& args);
 int cmd_compile_worker(const std::vector<std::string>& args);
+int cmd_eval(const std::vector<std::string>& args);
+int cmd_worker(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
 
 }  // namespace kevo::cli

@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <stdexcept>
 #include <string>
 
 namespace kevo::eval {
@@ -31,6 +32,25 @@ struct CudaApi {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  // Timing gate, worker buffers shared with the engine (IPC), copies, streams.
+  CUresult (*cuMemHostAlloc)(void**, size_t, unsigned int);
+  CUresult (*cuMemFreeHost)(void*);
+  CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr*, void*, unsigned int);
+  CUresult (*cuStreamWaitValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  CUresult (*cuStreamCreate)(CUstream*, unsigned int);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuIpcGetMemHandle)(CUipcMemHandle*, CUdeviceptr);
+  CUresult (*cuIpcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned int);
+  CUresult (*cuIpcCloseMemHandle)(CUdeviceptr);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
+  CUresult (*cuMemGetInfo)(size_t*, size_t*);
+  CUresult (*cuCtxGetDevice)(CUdevice*);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
+  CUresult (*cuDeviceGetPCIBusId)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetUuid)(CUuuid*, CUdevice);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 };
@@ -41,7 +61,17 @@ const CudaApi* cuda_api();
 // "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered".
 std::string cuda_error_text(CUresult r);
 
-// Throws std::runtime_error with the call's text and the driver's error when r is not CUDA_SUCCESS.
+// A failed driver call: the text names the call and the driver's error; code keeps the CUresult.
+class CudaError : public std::runtime_error {
+ public:
+  CudaError(const std::string& what, CUresult code) : std::runtime_error(what), code_(code) {}
+  CUresult code() const { return code_; }
+
+ private:
+  CUresult code_;
+};
+
+// Throws CudaError with the call's text and the driver's error when r is not CUDA_SUCCESS.
 void check_cuda(CUresult r, const char* what);
 
 // Makes the device's primary context (the one LibTorch and the runtime API use) current on this
@@ -51,5 +81,12 @@ void use_primary_context(int device);
 // The architecture NVRTC should target for a device: "sm_90a" for compute capability 9.0,
 // "sm_100a" for 10.0, "sm_103a" for 10.3; "sm_XY" for others.
 std::string device_arch(int device);
+
+// The device of the current context (its ordinal in this process).
+int current_device();
+
+// Errors after which a context is unusable: illegal address or instruction, misaligned
+// address, launch failure, trap, hardware stack error and the like.
+bool is_sticky_error(CUresult r);
 
 }  // namespace kevo::eval

@@ -39,6 +39,16 @@ bool resolve_all(CudaApi& a) {
          resolve(a.cuMemsetD8Async, "cuMemsetD8Async") && resolve(a.cuStreamSynchronize, "cuStreamSynchronize") &&
          resolve(a.cuEventCreate, "cuEventCreate") && resolve(a.cuEventDestroy, "cuEventDestroy_v2") &&
          resolve(a.cuEventRecord, "cuEventRecord") &&
+         resolve(a.cuMemHostAlloc, "cuMemHostAlloc") && resolve(a.cuMemFreeHost, "cuMemFreeHost") &&
+         resolve(a.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2") &&
+         resolve(a.cuStreamWaitValue32, "cuStreamWaitValue32_v2") && resolve(a.cuStreamCreate, "cuStreamCreate") &&
+         resolve(a.cuStreamDestroy, "cuStreamDestroy_v2") && resolve(a.cuIpcGetMemHandle, "cuIpcGetMemHandle") &&
+         resolve(a.cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2") &&
+         resolve(a.cuIpcCloseMemHandle, "cuIpcCloseMemHandle") &&
+         resolve(a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") && resolve(a.cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
+         resolve(a.cuMemsetD32Async, "cuMemsetD32Async") && resolve(a.cuMemGetInfo, "cuMemGetInfo_v2") &&
+         resolve(a.cuCtxGetDevice, "cuCtxGetDevice") && resolve(a.cuCtxGetCurrent, "cuCtxGetCurrent") &&
+         resolve(a.cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId") && resolve(a.cuDeviceGetName, "cuDeviceGetName") && resolve(a.cuDeviceGetUuid, "cuDeviceGetUuid_v2") &&
          (resolve(a.cuEventElapsedTime, "cuEventElapsedTime_v2") || resolve(a.cuEventElapsedTime, "cuEventElapsedTime"));
 }
 
@@ -107,7 +117,7 @@ std::string cuda_error_text(CUresult r) {
 }
 
 void check_cuda(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) throw std::runtime_error(std::string(what) + ": " + cuda_error_text(r));
+  if (r != CUDA_SUCCESS) throw CudaError(std::string(what) + ": " + cuda_error_text(r), r);
 }
 
 void use_primary_context(int device) {
@@ -132,6 +142,33 @@ std::string device_arch(int device) {
   // The arch-specific targets unlock wgmma, setmaxnreg and tcgen05 on the chips kevo serves.
   if ((major == 9 && minor == 0) || (major == 10 && (minor == 0 || minor == 3))) arch += "a";
   return arch;
+}
+
+int current_device() {
+  const CudaApi* api = cuda_api();
+  if (!api) throw std::runtime_error(cuda_driver_status().error);
+  CUdevice dev = 0;
+  check_cuda(api->cuCtxGetDevice(&dev), "cuCtxGetDevice");
+  return static_cast<int>(dev);
+}
+
+bool is_sticky_error(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::string nvrtc_version() {

@@ -4,16 +4,20 @@
 #include <cupti.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <condition_variable>
 #include <string>
+#include <thread>
 
 #include "eval/cuda_api.h"
 #include "eval/cuda_driver.h"
+#include "eval/nvml.h"
 
 namespace kevo::eval {
 
@@ -26,10 +30,15 @@ void check_cupti(CUptiResult r, const char* what) {
   throw std::runtime_error(std::string(what) + ": " + (text ? text : "CUPTI error"));
 }
 
-// Kernel [start, end) intervals CUPTI has delivered since the last take().
+
+// Kernel records CUPTI has delivered and no run has taken yet.
+struct KernelRecord {
+  uint64_t start, end;
+  uint32_t device, stream;
+};
 struct KernelLog {
   std::mutex mu;
-  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  std::vector<KernelRecord> records;
 };
 
 KernelLog& kernel_log() {
@@ -53,7 +62,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
       if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      log.spans.emplace_back(k->start, k->end);
+      log.records.push_back({k->start, k->end, k->deviceId, k->streamId});
     }
   }
   std::free(buffer);
@@ -69,23 +78,122 @@ void start_cupti() {
   (void)started;
 }
 
-// The kernels recorded since the last call: (span from first start to last end in ms, count).
-std::pair<double, int> take_kernels() {
+struct RunKernels {
+  double span_ms = 0;
+  int count = 0;
+  int foreign = 0;  // on a stream other than the expected one
+};
+
+// The kernels of `device` recorded since the last call for it; other devices' records stay.
+RunKernels take_kernels(uint32_t device, int64_t stream_id) {
   check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
   KernelLog& log = kernel_log();
   std::lock_guard<std::mutex> lock(log.mu);
-  if (log.spans.empty()) return {0.0, 0};
+  RunKernels run;
   uint64_t first = std::numeric_limits<uint64_t>::max(), last = 0;
-  for (const auto& [s, e] : log.spans) {
-    first = std::min(first, s);
-    last = std::max(last, e);
+  std::vector<KernelRecord> others;
+  for (const KernelRecord& r : log.records) {
+    if (r.device != device) {
+      others.push_back(r);
+      continue;
+    }
+    first = std::min(first, r.start);
+    last = std::max(last, r.end);
+    ++run.count;
+    if (stream_id >= 0 && r.stream != static_cast<uint32_t>(stream_id)) ++run.foreign;
   }
-  int count = static_cast<int>(log.spans.size());
-  log.spans.clear();
-  return {static_cast<double>(last - first) * 1e-6, count};
+  log.records.swap(others);
+  if (run.count) run.span_ms = static_cast<double>(last - first) * 1e-6;
+  return run;
 }
 
+size_t l2_bytes() {
+  const CudaApi& api = *cuda_api();
+  CUdevice dev;
+  int l2 = 0;
+  check_cuda(api.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+  check_cuda(api.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev), "cuDeviceGetAttribute(L2)");
+  return l2 > 0 ? static_cast<size_t>(l2) : size_t{128} << 20;
+}
+
+// A flag in mapped host memory that the stream waits on: work queued behind it starts only when
+// open() runs, or when the watchdog opens it because the enqueue blocked for 2 s (a synchronising
+// call inside the enqueue would otherwise wait forever on the closed gate).
+class Gate {
+ public:
+  explicit Gate(const CudaApi& api) : api_(api) {
+    void* host = nullptr;
+    if (api.cuMemHostAlloc(&host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
+        CUDA_SUCCESS)
+      return;
+    flag_ = static_cast<uint32_t*>(host);
+    __atomic_store_n(flag_, 0u, __ATOMIC_SEQ_CST);
+    if (api.cuMemHostGetDevicePointer(&device_flag_, flag_, 0) != CUDA_SUCCESS) return;
+    watchdog_ = std::thread([this] { watch(); });
+  }
+  ~Gate() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    if (flag_) api_.cuMemFreeHost(flag_);
+  }
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  // Queues the wait; false when the driver refuses it (the run then goes ungated).
+  bool close(CUstream stream) {
+    if (!watchdog_.joinable()) return false;
+    uint32_t next = generation_ + 1;
+    if (api_.cuStreamWaitValue32(stream, device_flag_, next, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    generation_ = next;
+    armed_ = true;
+    armed_at_ = std::chrono::steady_clock::now();
+    cv_.notify_all();
+    return true;
+  }
+  void open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    __atomic_store_n(flag_, generation_, __ATOMIC_SEQ_CST);
+    armed_ = false;
+  }
+  bool forced() const { return forced_; }
+
+ private:
+  void watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!quit_) {
+      if (!armed_) {
+        cv_.wait(lock);
+        continue;
+      }
+      if (cv_.wait_until(lock, armed_at_ + std::chrono::seconds(2)) == std::cv_status::timeout && armed_) {
+        __atomic_store_n(flag_, generation_, __ATOMIC_SEQ_CST);
+        armed_ = false;
+        forced_ = true;
+      }
+    }
+  }
+
+  const CudaApi& api_;
+  uint32_t* flag_ = nullptr;
+  CUdeviceptr device_flag_ = 0;
+  uint32_t generation_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, quit_ = false;
+  std::atomic<bool> forced_{false};
+  std::chrono::steady_clock::time_point armed_at_;
+  std::thread watchdog_;
+};
+
+}  // namespace
+
 double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   double pos = q * static_cast<double>(v.size() - 1);
   size_t lo = static_cast<size_t>(pos);
@@ -93,16 +201,6 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-size_t l2_bytes() {
-  const CudaApi& api = *cuda_api();
-  CUdevice dev;
-  int l2 = 0;
-  check_cuda(api.cuDeviceGet(&dev, 0), "cuDeviceGet");
-  check_cuda(api.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev), "cuDeviceGetAttribute(L2)");
-  return l2 > 0 ? static_cast<size_t>(l2) : size_t{128} << 20;
-}
-
-}  // namespace
 
 double median_half_width(std::vector<double> s) {
   if (s.size() < 5) return std::numeric_limits<double>::infinity();
@@ -122,6 +220,14 @@ Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream
   if (!api_ptr) throw std::runtime_error(cuda_driver_status().error);
   const CudaApi& api = *api_ptr;
   start_cupti();
+  const uint32_t device = static_cast<uint32_t>(current_device());
+  int64_t stream_id = -1;
+  {
+    CUcontext ctx = nullptr;
+    uint32_t id = 0;
+    if (api.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && cuptiGetStreamIdEx(ctx, stream, 0, &id) == CUPTI_SUCCESS)
+      stream_id = id;
+  }
 
   size_t flush_bytes = cfg.flush_bytes ? cfg.flush_bytes : 2 * l2_bytes();
   CUdeviceptr flush = 0;
@@ -131,34 +237,48 @@ Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream
   check_cuda(api.cuEventCreate(&end, CU_EVENT_DEFAULT), "cuEventCreate");
 
   Timing t;
+  t.gated = true;
+  t.kernels_min = std::numeric_limits<int>::max();
   auto release = [&] {
     api.cuEventDestroy(begin);
     api.cuEventDestroy(end);
     api.cuMemFree(flush);
   };
   try {
+    Gate gate(api);
     uint8_t pattern = 0;
+    take_kernels(device, stream_id);  // drop anything recorded before
     auto one_run = [&](bool record) {
+      if (cfg.before_each) cfg.before_each(stream);
       // Writing more than the L2 holds evicts whatever the previous run left there.
       check_cuda(api.cuMemsetD8Async(flush, ++pattern, flush_bytes, stream), "cuMemsetD8Async(L2 flush)");
-      check_cuda(api.cuStreamSynchronize(stream), "cuStreamSynchronize(after the flush)");
-      take_kernels();  // drop anything recorded before this run
-      check_cuda(api.cuEventRecord(begin, stream), "cuEventRecord");
-      enqueue(stream);
-      check_cuda(api.cuEventRecord(end, stream), "cuEventRecord");
+      bool gated = gate.close(stream);
+      t.gated = t.gated && gated;
+      try {
+        check_cuda(api.cuEventRecord(begin, stream), "cuEventRecord");
+        enqueue(stream);
+        check_cuda(api.cuEventRecord(end, stream), "cuEventRecord");
+      } catch (...) {
+        if (gated) gate.open();
+        api.cuStreamSynchronize(stream);
+        throw;
+      }
+      if (gated) gate.open();
       check_cuda(api.cuStreamSynchronize(stream), "the timed work");
-      auto [span_ms, kernels] = take_kernels();
-      if (kernels == 0) throw std::runtime_error("CUPTI recorded no kernel in a timed run");
+      RunKernels run = take_kernels(device, stream_id);
+      if (run.count == 0) throw std::runtime_error("CUPTI recorded no kernel in a timed run");
       float event_ms = 0;
       check_cuda(api.cuEventElapsedTime(&event_ms, begin, end), "cuEventElapsedTime");
+      t.foreign_stream_kernels += run.foreign;
       if (!record) return;
-      t.cupti_ms.push_back(span_ms);
+      t.cupti_ms.push_back(run.span_ms);
       t.event_ms.push_back(event_ms);
-      t.kernels_per_run = kernels;
+      t.kernels_min = std::min(t.kernels_min, run.count);
+      t.kernels_max = std::max(t.kernels_max, run.count);
     };
     for (int i = 0; i < cfg.warmup; ++i) one_run(false);
     auto start = std::chrono::steady_clock::now();
-    while (static_cast<int>(t.cupti_ms.size()) < cfg.max_reps) {
+    while (static_cast<int>(t.cupti_ms.size()) < std::max(cfg.max_reps, 1)) {
       one_run(true);
       if (static_cast<int>(t.cupti_ms.size()) < cfg.min_reps) continue;
       double median = quantile(t.cupti_ms, 0.5);
@@ -168,17 +288,22 @@ Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream
       }
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > cfg.max_seconds) break;
     }
+    t.gated = t.gated && !gate.forced();
   } catch (...) {
     release();
     throw;
   }
   release();
+  GpuState state = gpu_state(current_pci_bus_id());
+  t.sm_clock_mhz = state.sm_clock_mhz;
+  t.temperature_c = state.temperature_c;
   t.n = static_cast<int>(t.cupti_ms.size());
   t.median_ms = quantile(t.cupti_ms, 0.5);
   t.p20_ms = quantile(t.cupti_ms, 0.2);
   t.p80_ms = quantile(t.cupti_ms, 0.8);
   t.half_width_ms = median_half_width(t.cupti_ms);
   t.event_median_ms = quantile(t.event_ms, 0.5);
+  if (t.kernels_min == std::numeric_limits<int>::max()) t.kernels_min = 0;
   return t;
 }
 

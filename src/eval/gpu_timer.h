@@ -17,6 +17,9 @@ struct TimingConfig {
   double target_half_width = 0.01;  // stop once the median's 95% interval is within ±1% of it
   double max_seconds = 20;          // of repetitions, flushes included
   size_t flush_bytes = 0;           // 0: twice the device's L2
+  // Queued before each repetition's flush, outside the timed span (the runner poisons the
+  // outputs here, so that the last repetition's outputs can be checked afterwards).
+  std::function<void(CUstream)> before_each;
 };
 
 struct Timing {
@@ -25,17 +28,25 @@ struct Timing {
   int n = 0;
   bool converged = false;
   double event_median_ms = 0;                     // CUDA events around the same runs
-  int kernels_per_run = 0;                        // as CUPTI saw them (the plan's launches)
+  bool gated = false;                             // the work was queued before the GPU started it
+  int kernels_min = 0, kernels_max = 0;           // per repetition, as CUPTI saw them
+  int foreign_stream_kernels = 0;                 // kernels on a stream other than `stream` (all reps)
+  unsigned sm_clock_mhz = 0, temperature_c = 0;   // NVML, right after the last repetition
   std::vector<double> cupti_ms, event_ms;         // every repetition
 };
 
-// Times `enqueue`, which must queue the work under test on `stream`. The current context is
-// used. Throws std::runtime_error when CUPTI or the driver fails, or when a repetition records
-// no kernel.
+// Times `enqueue`, which must queue the work under test on `stream`, in the current context.
+// Each repetition: before_each, the L2 flush, then a gate (a stream wait on a host flag) so
+// that the work is queued whole before the GPU starts it: neither the events nor the CUPTI span
+// then include host launch latency. Only kernels of the current device count. Throws
+// std::runtime_error when CUPTI or the driver fails, or when a repetition records no kernel.
 Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream, const TimingConfig& config = {});
 
 // The 95% confidence half-width of the median of `samples` from order statistics
 // (ranks n/2 ± 0.98·√n), in the samples' unit; infinite below 5 samples.
 double median_half_width(std::vector<double> samples);
+
+// Quantile q in [0, 1] of `samples` by linear interpolation; 0 for none.
+double quantile(std::vector<double> samples, double q);
 
 }  // namespace kevo::eval

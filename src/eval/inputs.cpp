@@ -2,6 +2,7 @@
 #include "eval/inputs.h"
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "eval/torch_graph.h"
@@ -16,17 +17,25 @@ int64_t fan_in(const Shape& s) {
 
 namespace {
 
-torch::Tensor draw(const Task& task, const TensorDecl& t, const Workload& w, uint64_t seed) {
+// On the CPU from the global generator (manual_seed); on a GPU from that device's default
+// generator, seeded per input: the values differ between the two, each is reproducible.
+torch::Tensor draw(const Task& task, const TensorDecl& t, const Workload& w, uint64_t seed, torch::Device device) {
   Shape shape = task.shape_of(t, w);
-  auto opts = torch::TensorOptions().dtype(to_torch(t.dtype));
+  auto opts = torch::TensorOptions().dtype(to_torch(t.dtype)).device(device);
   const InitSpec& in = t.init;
   // One generator per input, so adding an input to a contract leaves the others' values alone.
   uint64_t h = seed;
   for (char c : t.name) h = h * 1099511628211ULL ^ static_cast<unsigned char>(c);
-  torch::manual_seed(h);
-  auto uniform = [&](double lo, double hi) { return torch::empty(shape, opts).uniform_(lo, hi); };
+  c10::optional<at::Generator> gen;
+  if (device.is_cpu()) {
+    torch::manual_seed(h);
+  } else {
+    gen = at::globalContext().defaultGenerator(device);
+    gen->set_current_seed(h >> 1);
+  }
+  auto uniform = [&](double lo, double hi) { return torch::empty(shape, opts).uniform_(lo, hi, gen); };
   if (in.dist == "uniform") return uniform(in.low, in.high);
-  if (in.dist == "normal") return torch::empty(shape, opts).normal_(in.mean, in.std);
+  if (in.dist == "normal") return torch::empty(shape, opts).normal_(in.mean, in.std, gen);
   if (in.dist == "kaiming_uniform") {
     double gain = std::sqrt(2.0 / (1.0 + in.a * in.a));
     double bound = gain * std::sqrt(3.0 / static_cast<double>(fan_in(shape)));
@@ -41,10 +50,11 @@ torch::Tensor draw(const Task& task, const TensorDecl& t, const Workload& w, uin
     throw std::logic_error("fan_in_of names no input");
   }
   if (in.dist == "randint")
-    return torch::randint(static_cast<int64_t>(in.low), static_cast<int64_t>(in.high), shape, opts);
+    return torch::randint(static_cast<int64_t>(in.low), static_cast<int64_t>(in.high), shape, gen, opts);
   if (in.dist == "choice") {
-    torch::Tensor values = torch::tensor(in.values, torch::kFloat64).to(to_torch(t.dtype));
-    torch::Tensor idx = torch::randint(0, static_cast<int64_t>(in.values.size()), {numel(shape)}, torch::kInt64);
+    torch::Tensor values = torch::tensor(in.values, torch::kFloat64).to(opts);
+    torch::Tensor idx = torch::randint(0, static_cast<int64_t>(in.values.size()), {numel(shape)}, gen,
+                                       torch::TensorOptions().dtype(torch::kInt64).device(device));
     return values.index_select(0, idx).reshape(shape);
   }
   if (in.dist == "ones") return torch::ones(shape, opts);
@@ -57,7 +67,7 @@ torch::Tensor draw(const Task& task, const TensorDecl& t, const Workload& w, uin
 
 std::vector<torch::Tensor> make_inputs(const Task& task, const Workload& w, uint64_t seed, torch::Device device) {
   std::vector<torch::Tensor> out;
-  for (const TensorDecl& t : task.inputs) out.push_back(draw(task, t, w, seed).to(device));
+  for (const TensorDecl& t : task.inputs) out.push_back(draw(task, t, w, seed, device));
   return out;
 }
 

@@ -10,8 +10,9 @@
 
 namespace kevo::eval {
 
-// The inputs of one workload in contract order, drawn on the CPU from `seed` and moved to
-// `device`. The same (task, workload, seed) always gives the same values.
+// The inputs of one workload in contract order, drawn from `seed` on `device` itself (a GPU's
+// own generator: large inputs need no host round trip). The same (task, workload, seed, device
+// kind) always gives the same values; CPU and GPU draws differ.
 std::vector<torch::Tensor> make_inputs(const Task& task, const Workload& w, uint64_t seed,
                                        torch::Device device = torch::kCPU);
 

@@ -1,10 +1,11 @@
-// CUBIN loading and kernel-step launches: argument packing by the plan's declared types.
+// CUBIN loading and plan launches: kernel arguments packed by the plan's declared types, library steps handed on.
 #include "eval/kernel_launch.h"
 
 #include <stdexcept>
 
 #include "eval/cuda_api.h"
 #include "eval/cuda_driver.h"
+#include "eval/library_steps.h"
 
 namespace kevo::eval {
 
@@ -14,6 +15,11 @@ const CudaApi& api() {
   const CudaApi* a = cuda_api();
   if (!a) throw std::runtime_error(cuda_driver_status().error);
   return *a;
+}
+
+LibrarySteps& library(LibrarySteps* libs) {
+  if (!libs) throw std::runtime_error("library steps (cuBLASLt, cuDNN) need a LibrarySteps, and launch_plan got none");
+  return *libs;
 }
 
 // One kernel parameter's bytes, kept alive until the launch has copied them.
@@ -54,13 +60,20 @@ CUfunction LoadedModule::function(const std::string& name_expression) const {
 }
 
 void launch_plan(const LoadedModule& module, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,
-                 CUstream stream) {
+                 CUstream stream, LibrarySteps* libs) {
   if (buffers.size() != plan.buffers.size())
     throw std::invalid_argument("launch_plan: " + std::to_string(buffers.size()) + " buffers for a plan of " +
                                 std::to_string(plan.buffers.size()));
   for (const ResolvedStep& step : plan.steps) {
-    const auto* k = std::get_if<ResolvedKernel>(&step);
-    if (!k) throw std::runtime_error("library steps (cuBLASLt, cuDNN) are not launched yet");
+    if (const auto* m = std::get_if<ResolvedMatmul>(&step)) {
+      library(libs).launch(*m, plan, buffers, stream);
+      continue;
+    }
+    if (const auto* c = std::get_if<ResolvedConv2d>(&step)) {
+      library(libs).launch(*c, plan, buffers, stream);
+      continue;
+    }
+    const auto* k = &std::get<ResolvedKernel>(step);
     CUfunction f = module.function(k->kernel);
     if (k->shared_bytes > 48 * 1024)
       check_cuda(api().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

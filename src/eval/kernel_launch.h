@@ -1,5 +1,5 @@
-// Loads a built CUBIN and launches a resolved plan's kernel steps through the driver API
-// (eval/ only: brings in cuda.h). The GPU worker's launch path.
+// Loads a built CUBIN and launches a resolved plan's steps: kernels through the driver API, library
+// steps through LibrarySteps (eval/ only: brings in cuda.h). The GPU worker's launch path.
 #pragma once
 
 #include <cuda.h>
@@ -12,6 +12,8 @@
 #include "eval/builder.h"
 
 namespace kevo::eval {
+
+class LibrarySteps;  // eval/library_steps.h
 
 // A CUBIN loaded into the current context, with the plan's kernels looked up by name expression.
 class LoadedModule {
@@ -32,9 +34,9 @@ class LoadedModule {
 
 // Launches every step of `plan` in order on `stream`; buffers[i] is the device address of
 // plan.buffers[i]. Kernels asking for more than 48 KiB of dynamic shared memory are opted in
-// first. Library steps (cuBLASLt, cuDNN) are not launched yet: they throw std::runtime_error.
+// first. Library steps (cuBLASLt, cuDNN) go to `libs`; without one they throw std::runtime_error.
 // Returns after the launches are queued; the caller synchronises.
 void launch_plan(const LoadedModule& module, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,
-                 CUstream stream);
+                 CUstream stream, LibrarySteps* libs = nullptr);
 
 }  // namespace kevo::eval

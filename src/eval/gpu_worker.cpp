@@ -1,0 +1,209 @@
+// The GPU worker: module cache, the engine's arena mapped once per handle, plan launches and
+// CUPTI timing, every failure answered with a status instead of a crash.
+#include "eval/gpu_worker.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/base64.h"
+#include "core/plan_json.h"
+#include "eval/builder.h"
+#include "eval/cuda_api.h"
+#include "eval/cuda_driver.h"
+#include "eval/gpu_timer.h"
+#include "eval/kernel_launch.h"
+#include "eval/library_steps.h"
+#include "eval/worker_pool.h"
+
+namespace kevo::eval {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct BadRequest : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+class GpuWorker {
+ public:
+  GpuWorker() : api_(*cuda_api()) {
+    use_primary_context(0);
+    check_cuda(api_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  }
+
+  std::string handle(const std::string& request) {
+    Json answer;
+    try {
+      Json j = Json::parse(request);
+      std::string op = j.at("op").get<std::string>();
+      if (op != "run" && op != "time") throw BadRequest("unknown op '" + op + "'");
+      if (j.value("reload", false)) modules_.erase(j.at("module").at("key").get<std::string>());
+      const LoadedModule& module = load(j.at("module"));
+      CUdeviceptr base = map_arena(j.at("arena"));
+      ResolvedPlan plan = resolved_plan_from_json(j.at("plan"));
+      std::vector<CUdeviceptr> buffers = place(plan, j.at("offsets"));
+      auto enqueue = [&](CUstream s) { launch_plan(module, plan, buffers, s, &libraries_); };
+      answer["status"] = "ok";
+      if (op == "run") {
+        enqueue(stream_);
+        check_cuda(api_.cuStreamSynchronize(stream_), "the candidate's run");
+      } else {
+        TimingConfig cfg = timing_config(j.at("timing"));
+        std::vector<Poison> poison = poison_list(j.at("poison"), base);
+        cfg.before_each = [&](CUstream s) {
+          for (const Poison& p : poison) fill(p, s);
+        };
+        Timing t = time_on_gpu(enqueue, stream_, cfg);
+        answer["timing"] = {{"median_ms", t.median_ms},       {"p20_ms", t.p20_ms},
+                            {"p80_ms", t.p80_ms},             {"half_width_ms", t.half_width_ms},
+                            {"n", t.n},                       {"converged", t.converged},
+                            {"event_median_ms", t.event_median_ms}, {"gated", t.gated},
+                            {"kernels_min", t.kernels_min},   {"kernels_max", t.kernels_max},
+                            {"foreign_stream_kernels", t.foreign_stream_kernels},
+                            {"sm_clock_mhz", t.sm_clock_mhz}, {"temperature_c", t.temperature_c},
+                            {"gpu_ms_total", sum(t.cupti_ms)}};
+      }
+    } catch (const CudaError& e) {
+      bool sticky = is_sticky_error(e.code());
+      answer = {{"status", sticky ? "cuda_error" : "launch_error"}, {"sticky", sticky}, {"error", e.what()}};
+    } catch (const BadRequest& e) {
+      answer = {{"status", "bad_request"}, {"error", e.what()}};
+    } catch (const Json::exception& e) {
+      answer = {{"status", "bad_request"}, {"error", std::string("malformed request: ") + e.what()}};
+    } catch (const std::invalid_argument& e) {
+      answer = {{"status", "bad_request"}, {"error", e.what()}};
+    } catch (const std::exception& e) {
+      answer = {{"status", "launch_error"}, {"error", e.what()}};
+    }
+    if (!answer.contains("sticky")) answer["sticky"] = false;
+    return answer.dump();
+  }
+
+ private:
+  struct Poison {
+    CUdeviceptr at;
+    size_t bytes;
+    uint32_t word;
+    int width;
+  };
+
+  static double sum(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s;
+  }
+
+  const LoadedModule& load(const Json& m) {
+    std::string key = m.at("key").get<std::string>();
+    auto it = modules_.find(key);
+    if (it != modules_.end()) return *it->second;
+    if (modules_.size() >= 32) modules_.clear();  // candidates come and go; keep the context lean
+    BuildResult built;
+    built.status = BuildStatus::Ok;
+    built.cubin = base64_decode(m.at("cubin_base64").get<std::string>());
+    built.lowered_names = m.at("lowered").get<std::map<std::string, std::string>>();
+    auto module = std::make_unique<LoadedModule>(built);
+    return *(modules_[key] = std::move(module));
+  }
+
+  CUdeviceptr map_arena(const Json& a) {
+    std::string handle = base64_decode(a.at("handle_base64").get<std::string>());
+    if (handle.size() != sizeof(CUipcMemHandle)) throw BadRequest("arena handle of the wrong size");
+    uint64_t bytes = a.at("bytes").get<uint64_t>();
+    if (handle != arena_handle_) {
+      if (arena_) api_.cuIpcCloseMemHandle(arena_);
+      arena_ = 0;
+      arena_handle_.clear();
+      CUipcMemHandle h;
+      std::memcpy(&h, handle.data(), sizeof h);
+      check_cuda(api_.cuIpcOpenMemHandle(&arena_, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle");
+      arena_handle_ = handle;
+    }
+    arena_bytes_ = bytes;
+    return arena_;
+  }
+
+  std::vector<CUdeviceptr> place(const ResolvedPlan& plan, const Json& offsets) {
+    if (!offsets.is_array() || offsets.size() != plan.buffers.size()) throw BadRequest("one offset per buffer");
+    std::vector<CUdeviceptr> out;
+    for (size_t i = 0; i < plan.buffers.size(); ++i) {
+      uint64_t off = offsets[i].get<uint64_t>();
+      if (off + static_cast<uint64_t>(plan.buffers[i].bytes) > arena_bytes_) throw BadRequest("buffer outside the arena");
+      out.push_back(arena_ + off);
+    }
+    return out;
+  }
+
+  std::vector<Poison> poison_list(const Json& list, CUdeviceptr base) {
+    std::vector<Poison> out;
+    for (const Json& p : list) {
+      Poison x{base + p.at("offset").get<uint64_t>(), p.at("bytes").get<size_t>(), p.at("word").get<uint32_t>(),
+               p.at("width").get<int>()};
+      if (p.at("offset").get<uint64_t>() + x.bytes > arena_bytes_ || (x.width != 1 && x.width != 2 && x.width != 4) ||
+          x.bytes % static_cast<size_t>(x.width))
+        throw BadRequest("poison region outside the arena or misaligned");
+      out.push_back(x);
+    }
+    return out;
+  }
+
+  void fill(const Poison& p, CUstream s) {
+    if (p.width == 4) {
+      check_cuda(api_.cuMemsetD32Async(p.at, p.word, p.bytes / 4, s), "cuMemsetD32Async(poison)");
+    } else if (p.width == 2) {
+      // Two halves of a 32-bit word when aligned; the poison is a repeated 16-bit pattern anyway.
+      uint32_t w = (p.word & 0xffff) | (p.word & 0xffff) << 16;
+      if (p.bytes % 4 == 0 && p.at % 4 == 0)
+        check_cuda(api_.cuMemsetD32Async(p.at, w, p.bytes / 4, s), "cuMemsetD32Async(poison)");
+      else
+        check_cuda(api_.cuMemsetD8Async(p.at, static_cast<unsigned char>(p.word), p.bytes, s), "cuMemsetD8Async");
+    } else {
+      check_cuda(api_.cuMemsetD8Async(p.at, static_cast<unsigned char>(p.word), p.bytes, s), "cuMemsetD8Async(poison)");
+    }
+  }
+
+  static TimingConfig timing_config(const Json& t) {
+    TimingConfig c;
+    c.warmup = t.value("warmup", c.warmup);
+    c.min_reps = t.value("min_reps", c.min_reps);
+    c.max_reps = t.value("max_reps", c.max_reps);
+    c.max_seconds = t.value("max_seconds", c.max_seconds);
+    c.target_half_width = t.value("target_half_width", c.target_half_width);
+    if (c.warmup < 0 || c.min_reps < 1 || c.max_reps < c.min_reps || !(c.max_seconds > 0))
+      throw BadRequest("bad timing configuration");
+    return c;
+  }
+
+  const CudaApi& api_;
+  CUstream stream_ = nullptr;
+  std::map<std::string, std::unique_ptr<LoadedModule>> modules_;
+  LibrarySteps libraries_;
+  std::string arena_handle_;
+  CUdeviceptr arena_ = 0;
+  uint64_t arena_bytes_ = 0;
+};
+
+}  // namespace
+
+int gpu_worker_main() {
+  if (!cuda_api()) {
+    std::fprintf(stderr, "kevo worker: %s\n", cuda_driver_status().error.c_str());
+    return 1;
+  }
+  std::unique_ptr<GpuWorker> worker;
+  try {
+    worker = std::make_unique<GpuWorker>();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kevo worker: %s\n", e.what());
+    return 1;
+  }
+  return serve_worker_on_stdio([&](const std::string& request) { return worker->handle(request); });
+}
+
+}  // namespace kevo::eval

@@ -1,0 +1,62 @@
+// The resolved plan the engine sends a GPU worker survives the trip through JSON unchanged, for
+// kernel steps with typed arguments and for library steps; a damaged one is refused.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/candidate.h"
+#include "core/plan_json.h"
+#include "core/task.h"
+
+namespace kevo {
+namespace {
+
+const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
+
+void expect_round_trip(const std::string& task_file, const std::string& candidate_file) {
+  Task task = load_task(kRoot + task_file);
+  Candidate c = load_candidate(kRoot + candidate_file, task);
+  for (const Workload& w : task.workloads) {
+    ResolvedPlan plan = resolve_plan(c, task, w, DeviceLimits{});
+    nlohmann::json j = resolved_plan_to_json(plan);
+    ResolvedPlan back = resolved_plan_from_json(nlohmann::json::parse(j.dump()));
+    EXPECT_EQ(resolved_plan_to_json(back), j) << candidate_file;
+    ASSERT_EQ(back.buffers.size(), plan.buffers.size());
+    for (size_t i = 0; i < plan.buffers.size(); ++i) {
+      EXPECT_EQ(back.buffers[i].bytes, plan.buffers[i].bytes);
+      EXPECT_EQ(back.buffers[i].role, plan.buffers[i].role);
+      EXPECT_EQ(back.buffers[i].shape, plan.buffers[i].shape);
+    }
+    ASSERT_EQ(back.steps.size(), plan.steps.size());
+  }
+}
+
+TEST(PlanJson, KernelAndLibraryPlansRoundTrip) {
+  expect_round_trip("tasks/03_softmax.json", "tests/data/candidates/softmax.cu");
+  expect_round_trip("tasks/13_linear_leaky_relu.json", "tests/data/candidates/linear_leaky_relu.json");
+  expect_round_trip("tasks/01_relu.json", "tests/data/planted/relu_skip_when_timed.cu");
+}
+
+TEST(PlanJson, DamagedPlansAreRefused) {
+  Task task = load_task(kRoot + "tasks/03_softmax.json");
+  Candidate c = load_candidate(kRoot + "tests/data/candidates/softmax.cu", task);
+  nlohmann::json good = resolved_plan_to_json(resolve_plan(c, task, task.workloads[0], DeviceLimits{}));
+  auto damaged = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    return j;
+  };
+  const std::vector<nlohmann::json> bad = {
+      damaged([](nlohmann::json& j) { j.erase("steps"); }),
+      damaged([](nlohmann::json& j) { j["buffers"][0]["role"] = "sideways"; }),
+      damaged([](nlohmann::json& j) { j["buffers"][0]["dtype"] = "float7"; }),
+      damaged([](nlohmann::json& j) { j["buffers"][0]["bytes"] = -4; }),
+      damaged([](nlohmann::json& j) { j["steps"][0]["args"][0]["buffer"] = 9; }),
+      damaged([](nlohmann::json& j) { j["steps"][0]["args"][0]["kind"] = "pointer"; }),
+      damaged([](nlohmann::json& j) { j["steps"][0]["grid"] = "many"; }),
+      damaged([](nlohmann::json& j) { j["steps"][0] = {{"library", "cufft.plan"}, {"names", {"a", "b", "c", ""}}}; }),
+  };
+  for (const nlohmann::json& j : bad) EXPECT_THROW(resolved_plan_from_json(j), std::invalid_argument) << j.dump();
+}
+
+}  // namespace
+}  // namespace kevo

@@ -1,0 +1,22 @@
+// Planted candidate for task 01_relu: infinite loop: waits for a flag nothing sets.
+/* kevo-plan
+{
+  "name": "relu_hang",
+  "task": "relu",
+  "plan": {
+    "steps": [
+      
+      {"kernel": "relu", "grid": ["(B * D + 255) // 256"], "block": [256], "shared_bytes": 0,
+       "args": ["x", "y", {"int64": "B * D"}]}
+    ]
+  }
+}
+*/
+
+__device__ volatile int kevo_never_set = 0;
+extern "C" __global__ void relu(const float* __restrict__ x, float* __restrict__ y, long long n) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  while (kevo_never_set == 0) {
+  }
+  if (i < n) y[i] = fmaxf(x[i], 0.f);
+}

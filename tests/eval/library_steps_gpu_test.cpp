@@ -1,0 +1,302 @@
+// cuBLASLt and cuDNN steps, launched on LibTorch's tensors, match fp32 LibTorch with TF32 off; a
+// plan mixing a library step with a kernel runs them in order on one stream.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "core/candidate.h"
+#include "eval/builder.h"
+#include "eval/cuda_api.h"
+#include "eval/cuda_driver.h"
+#include "eval/kernel_launch.h"
+#include "eval/library_steps.h"
+
+namespace kevo::eval {
+namespace {
+
+torch::TensorOptions gpu_f32() { return torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA); }
+
+// Adds a buffer for `t` (LibTorch's storage) to the plan; returns its index.
+int add_buffer(ResolvedPlan& plan, std::vector<CUdeviceptr>& ptrs, ResolvedBuffer::Role role, const std::string& name,
+               const torch::Tensor& t) {
+  ResolvedBuffer b;
+  b.role = role;
+  b.name = name;
+  b.dtype = DType::Float32;
+  b.shape = t.sizes().vec();
+  b.bytes = t.numel() * static_cast<int64_t>(sizeof(float));
+  plan.buffers.push_back(b);
+  ptrs.push_back(reinterpret_cast<CUdeviceptr>(t.data_ptr()));
+  return static_cast<int>(plan.buffers.size()) - 1;
+}
+
+// Elements of `got` outside atol + rtol * |want| (NaN never passes); prints one line per case.
+int64_t check_close(const std::string& what, const torch::Tensor& got, const torch::Tensor& want) {
+  torch::Tensor err = (got - want).abs();
+  torch::Tensor bound = 1e-4 + 1e-4 * want.abs();
+  int64_t bad = (~(err <= bound)).sum().item<int64_t>();
+  std::printf("%s: max abs error %.3g, max |expected| %.3g, %lld of %lld out of tolerance\n", what.c_str(),
+              err.nan_to_num(INFINITY).max().item<double>(), want.abs().max().item<double>(),
+              static_cast<long long>(bad), static_cast<long long>(got.numel()));
+  std::fflush(stdout);
+  return bad;
+}
+
+class LibraryStepsGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_api()) GTEST_SKIP() << "no CUDA GPU: " << cuda_driver_status().error;
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "LibTorch sees no CUDA GPU";
+    // The reference is fp32: TF32 would be 1e-3 off.
+    at::globalContext().setAllowTF32CuBLAS(false);
+    at::globalContext().setAllowTF32CuDNN(false);
+    torch::manual_seed(1);
+    // LibTorch owns the primary context; the driver API and the libraries need it current here.
+    torch::zeros({1}, torch::kCUDA);
+    use_primary_context(0);
+  }
+
+  // Runs `launch` twice on a NaN-poisoned `out`; the second run (cached descriptors and algorithm)
+  // must give the same bits as the first.
+  template <typename Launch>
+  torch::Tensor run_twice(const std::string& what, torch::Tensor& out, Launch launch) {
+    torch::Tensor first;
+    for (int run = 0; run < 2; ++run) {
+      out.fill_(std::numeric_limits<float>::quiet_NaN());
+      torch::cuda::synchronize();
+      launch();
+      check_cuda(cuda_api()->cuCtxSynchronize(), what.c_str());
+      if (run == 0) first = out.clone();
+    }
+    EXPECT_TRUE(torch::equal(first, out)) << what << ": the second launch differs from the first";
+    return first;
+  }
+};
+
+struct MatmulCase {
+  const char* name;
+  int64_t m, n, k;
+  bool transpose_a, transpose_b;
+  double alpha;
+  Epilogue epilogue;
+};
+
+class MatmulGpu : public LibraryStepsGpu, public ::testing::WithParamInterface<MatmulCase> {};
+
+TEST_P(MatmulGpu, MatchesLibTorch) {
+  const MatmulCase& c = GetParam();
+  torch::Tensor a = c.transpose_a ? torch::randn({c.k, c.m}, gpu_f32()) : torch::randn({c.m, c.k}, gpu_f32());
+  torch::Tensor b = c.transpose_b ? torch::randn({c.n, c.k}, gpu_f32()) : torch::randn({c.k, c.n}, gpu_f32());
+  torch::Tensor bias = torch::randn({c.n}, gpu_f32());
+  torch::Tensor d = torch::empty({c.m, c.n}, gpu_f32());
+  const bool has_bias =
+      c.epilogue == Epilogue::Bias || c.epilogue == Epilogue::BiasRelu || c.epilogue == Epilogue::BiasGelu;
+
+  ResolvedPlan plan;
+  std::vector<CUdeviceptr> ptrs;
+  ResolvedMatmul step;
+  step.call.a = "a";
+  step.call.b = "b";
+  step.call.d = "d";
+  step.call.transpose_a = c.transpose_a;
+  step.call.transpose_b = c.transpose_b;
+  step.call.alpha = c.alpha;
+  step.call.epilogue = c.epilogue;
+  step.a = add_buffer(plan, ptrs, ResolvedBuffer::Input, "a", a);
+  step.b = add_buffer(plan, ptrs, ResolvedBuffer::Input, "b", b);
+  if (has_bias) {
+    step.call.bias = "bias";
+    step.bias = add_buffer(plan, ptrs, ResolvedBuffer::Input, "bias", bias);
+  }
+  step.d = add_buffer(plan, ptrs, ResolvedBuffer::Output, "d", d);
+  step.m = c.m;
+  step.n = c.n;
+  step.k = c.k;
+  plan.steps.push_back(step);
+
+  LibrarySteps libs;
+  const std::string what = std::string("matmul ") + c.name;
+  torch::Tensor got = run_twice(what, d, [&] { libs.launch(step, plan, ptrs, nullptr); });
+
+  torch::Tensor want = torch::matmul(c.transpose_a ? a.t() : a, c.transpose_b ? b.t() : b) * c.alpha;
+  if (has_bias) want = want + bias;
+  if (c.epilogue == Epilogue::Relu || c.epilogue == Epilogue::BiasRelu) want = torch::relu(want);
+  if (c.epilogue == Epilogue::Gelu || c.epilogue == Epilogue::BiasGelu) want = torch::gelu(want, "tanh");
+  EXPECT_EQ(check_close(what, got, want), 0) << what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MatmulGpu,
+    ::testing::Values(MatmulCase{"plain", 37, 51, 29, false, false, 1.0, Epilogue::None},
+                      MatmulCase{"relu_transpose_a", 37, 51, 29, true, false, 1.0, Epilogue::Relu},
+                      MatmulCase{"gelu_transpose_b_alpha", 37, 51, 29, false, true, 0.5, Epilogue::Gelu},
+                      MatmulCase{"bias_transpose_b_alpha", 37, 51, 29, false, true, 2.0, Epilogue::Bias},
+                      MatmulCase{"bias_relu_both_transposed", 37, 51, 29, true, true, -1.5, Epilogue::BiasRelu},
+                      MatmulCase{"bias_gelu", 37, 51, 29, false, false, 1.0, Epilogue::BiasGelu},
+                      MatmulCase{"big_plain", 512, 1024, 768, false, false, 1.0, Epilogue::None},
+                      MatmulCase{"big_bias_relu_transpose_b", 512, 1024, 768, false, true, 2.0, Epilogue::BiasRelu}),
+    [](const ::testing::TestParamInfo<MatmulCase>& i) { return std::string(i.param.name); });
+
+struct ConvCase {
+  const char* name;
+  std::array<int64_t, 4> x;  // N, C, H, W
+  int64_t k, r, s;           // output channels, kernel height and width
+  std::array<int64_t, 2> stride, padding, dilation;
+  int64_t groups;
+  bool bias;
+  Epilogue epilogue;
+};
+
+class Conv2dGpu : public LibraryStepsGpu, public ::testing::WithParamInterface<ConvCase> {};
+
+ResolvedConv2d conv_step(const ConvCase& c, ResolvedPlan& plan, std::vector<CUdeviceptr>& ptrs, const torch::Tensor& x,
+                         const torch::Tensor& w, const torch::Tensor& bias, const torch::Tensor& y) {
+  ResolvedConv2d step;
+  step.call.x = "x";
+  step.call.w = "w";
+  step.call.y = "y";
+  step.call.stride = c.stride;
+  step.call.padding = c.padding;
+  step.call.dilation = c.dilation;
+  step.call.groups = c.groups;
+  step.call.epilogue = c.epilogue;
+  step.x = add_buffer(plan, ptrs, ResolvedBuffer::Input, "x", x);
+  step.w = add_buffer(plan, ptrs, ResolvedBuffer::Input, "w", w);
+  if (c.bias) {
+    step.call.bias = "bias";
+    step.bias = add_buffer(plan, ptrs, ResolvedBuffer::Input, "bias", bias);
+  }
+  step.y = add_buffer(plan, ptrs, ResolvedBuffer::Output, "y", y);
+  plan.steps.push_back(step);
+  return step;
+}
+
+TEST_P(Conv2dGpu, MatchesLibTorch) {
+  const ConvCase& c = GetParam();
+  torch::Tensor x = torch::randn({c.x[0], c.x[1], c.x[2], c.x[3]}, gpu_f32());
+  torch::Tensor w = torch::randn({c.k, c.x[1] / c.groups, c.r, c.s}, gpu_f32());
+  torch::Tensor bias = torch::randn({c.k}, gpu_f32());
+  int64_t p = (c.x[2] + 2 * c.padding[0] - c.dilation[0] * (c.r - 1) - 1) / c.stride[0] + 1;
+  int64_t q = (c.x[3] + 2 * c.padding[1] - c.dilation[1] * (c.s - 1) - 1) / c.stride[1] + 1;
+  torch::Tensor y = torch::empty({c.x[0], c.k, p, q}, gpu_f32());
+
+  ResolvedPlan plan;
+  std::vector<CUdeviceptr> ptrs;
+  ResolvedConv2d step = conv_step(c, plan, ptrs, x, w, bias, y);
+
+  LibrarySteps libs;
+  const std::string what = std::string("conv2d ") + c.name;
+  torch::Tensor got = run_twice(what, y, [&] { libs.launch(step, plan, ptrs, nullptr); });
+
+  torch::Tensor want = torch::conv2d(x, w, c.bias ? c10::optional<torch::Tensor>(bias) : c10::nullopt, c.stride,
+                                     c.padding, c.dilation, c.groups);
+  if (c.epilogue == Epilogue::Relu) want = torch::relu(want);
+  EXPECT_EQ(check_close(what, got, want), 0) << what;
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(
+    Cases, Conv2dGpu,
+    ::testing::Values(
+        ConvCase{"plain", {1, 3, 16, 16}, 8, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1, false, Epilogue::None},
+        ConvCase{"grouped_dilated_strided", {2, 4, 17, 19}, 6, 3, 3, {2, 2}, {1, 1}, {2, 2}, 2, true, Epilogue::Relu},
+        ConvCase{"asymmetric_bias", {3, 5, 12, 20}, 7, 3, 5, {1, 2}, {2, 1}, {1, 3}, 1, true, Epilogue::None},
+        ConvCase{"big_bias_relu", {8, 64, 56, 56}, 128, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true, Epilogue::Relu}),
+    [](const ::testing::TestParamInfo<ConvCase>& i) { return std::string(i.param.name); });
+// clang-format on
+
+// A step cuDNN rejects gives one line naming cuDNN, and the object still serves later steps.
+TEST_F(LibraryStepsGpu, RejectedStepThrowsOneLineAndLeavesTheObjectUsable) {
+  ConvCase bad{"bad", {1, 4, 8, 8}, 6, 3, 3, {1, 1}, {0, 0}, {1, 1}, 2, false, Epilogue::None};
+  torch::Tensor x = torch::randn({1, 4, 8, 8}, gpu_f32());
+  torch::Tensor w = torch::randn({6, 3, 3, 3}, gpu_f32());  // w[1] * groups != C: the parser would refuse it
+  torch::Tensor y = torch::empty({1, 6, 6, 6}, gpu_f32());
+  ResolvedPlan plan;
+  std::vector<CUdeviceptr> ptrs;
+  ResolvedConv2d step = conv_step(bad, plan, ptrs, x, w, torch::Tensor(), y);
+  LibrarySteps libs;
+  try {
+    libs.launch(step, plan, ptrs, nullptr);
+    check_cuda(cuda_api()->cuCtxSynchronize(), "the rejected convolution");
+    ADD_FAILURE() << "a convolution with inconsistent channels was accepted";
+  } catch (const std::runtime_error& e) {
+    std::printf("rejected conv2d: %s\n", e.what());
+    EXPECT_EQ(std::string(e.what()).rfind("cuDNN: ", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
+
+  ConvCase good{"after_rejection", {1, 4, 8, 8}, 6, 3, 3, {1, 1}, {0, 0}, {1, 1}, 2, false, Epilogue::None};
+  torch::Tensor w2 = torch::randn({6, 2, 3, 3}, gpu_f32());
+  ResolvedPlan plan2;
+  std::vector<CUdeviceptr> ptrs2;
+  ResolvedConv2d step2 = conv_step(good, plan2, ptrs2, x, w2, torch::Tensor(), y);
+  torch::Tensor got = run_twice("conv2d after_rejection", y, [&] { libs.launch(step2, plan2, ptrs2, nullptr); });
+  EXPECT_EQ(check_close("conv2d after_rejection", got,
+                        torch::conv2d(x, w2, c10::nullopt, good.stride, good.padding, good.dilation, 2)),
+            0);
+}
+
+// launch_plan hands library steps to LibrarySteps and keeps the plan's order on the stream: the
+// kernel that adds 1 runs after the matmul has written d. Without a LibrarySteps it refuses.
+TEST_F(LibraryStepsGpu, LaunchPlanRunsLibraryStepsInOrderWithKernels) {
+  BuildRequest req;
+  req.source =
+      "__global__ void add_one(float* d, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) d[i] += 1.0f;\n"
+      "}\n";
+  req.name_expressions = {"add_one"};
+  req.arch = device_arch(0);
+  req.use_cache = false;
+  BuildResult built = build(req);
+  ASSERT_EQ(built.status, BuildStatus::Ok) << built.error << "\n" << built.log;
+  LoadedModule module(built);
+
+  const int64_t m = 64, n = 96, k = 48;
+  torch::Tensor a = torch::randn({m, k}, gpu_f32());
+  torch::Tensor b = torch::randn({k, n}, gpu_f32());
+  torch::Tensor d = torch::empty({m, n}, gpu_f32());
+  ResolvedPlan plan;
+  std::vector<CUdeviceptr> ptrs;
+  ResolvedMatmul mm;
+  mm.call.a = "a";
+  mm.call.b = "b";
+  mm.call.d = "d";
+  mm.a = add_buffer(plan, ptrs, ResolvedBuffer::Input, "a", a);
+  mm.b = add_buffer(plan, ptrs, ResolvedBuffer::Input, "b", b);
+  mm.d = add_buffer(plan, ptrs, ResolvedBuffer::Output, "d", d);
+  mm.m = m;
+  mm.n = n;
+  mm.k = k;
+  ResolvedKernel add;
+  add.kernel = "add_one";
+  add.grid = {static_cast<unsigned>((m * n + 255) / 256), 1, 1};
+  add.block = {256, 1, 1};
+  ResolvedArg d_arg;
+  d_arg.kind = ArgKind::Buffer;
+  d_arg.buffer = mm.d;
+  ResolvedArg n_arg;
+  n_arg.kind = ArgKind::Int32;
+  n_arg.integer = m * n;
+  add.args = {d_arg, n_arg};
+  plan.steps = {mm, add};
+
+  try {
+    launch_plan(module, plan, ptrs, nullptr);
+    ADD_FAILURE() << "launch_plan ran a library step without a LibrarySteps";
+  } catch (const std::runtime_error& e) {
+    std::printf("launch_plan without LibrarySteps: %s\n", e.what());
+    EXPECT_NE(std::string(e.what()).find("LibrarySteps"), std::string::npos) << e.what();
+  }
+
+  LibrarySteps libs;
+  torch::Tensor got =
+      run_twice("launch_plan matmul then kernel", d, [&] { launch_plan(module, plan, ptrs, nullptr, &libs); });
+  EXPECT_EQ(check_close("launch_plan matmul then kernel", got, torch::matmul(a, b) + 1), 0);
+}
+
+}  // namespace
+}  // namespace kevo::eval
