@@ -35,6 +35,7 @@ void check_cupti(CUptiResult r, const char* what) {
 struct KernelRecord {
   uint64_t start, end;
   uint32_t device, stream;
+  bool kernel;  // else a copy (LibTorch's reference copies tensors with cudaMemcpyAsync)
 };
 struct KernelLog {
   std::mutex mu;
@@ -60,9 +61,13 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   {
     std::lock_guard<std::mutex> lock(log.mu);
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
-      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      log.records.push_back({k->start, k->end, k->deviceId, k->streamId});
+      if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        log.records.push_back({k->start, k->end, k->deviceId, k->streamId, true});
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+        const auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+        log.records.push_back({c->start, c->end, c->deviceId, c->streamId, false});
+      }
     }
   }
   std::free(buffer);
@@ -72,16 +77,18 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 void start_cupti() {
   static const bool started = [] {
     check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
-    check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable");
+    check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(kernels)");
+    check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(copies)");
     return true;
   }();
   (void)started;
 }
 
 struct RunKernels {
-  double span_ms = 0;
-  int count = 0;
-  int foreign = 0;  // on a stream other than the expected one
+  double span_ms = 0;  // first start to last end, kernels and copies
+  int count = 0;       // kernels
+  int copies = 0;
+  int foreign = 0;     // kernels or copies on a stream other than the expected one
 };
 
 // The kernels of `device` recorded since the last call for it; other devices' records stay.
@@ -99,7 +106,7 @@ RunKernels take_kernels(uint32_t device, int64_t stream_id) {
     }
     first = std::min(first, r.start);
     last = std::max(last, r.end);
-    ++run.count;
+    ++(r.kernel ? run.count : run.copies);
     if (stream_id >= 0 && r.stream != static_cast<uint32_t>(stream_id)) ++run.foreign;
   }
   log.records.swap(others);
@@ -266,7 +273,7 @@ Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream
       if (gated) gate.open();
       check_cuda(api.cuStreamSynchronize(stream), "the timed work");
       RunKernels run = take_kernels(device, stream_id);
-      if (run.count == 0) throw std::runtime_error("CUPTI recorded no kernel in a timed run");
+      if (run.count + run.copies == 0) throw std::runtime_error("CUPTI recorded no kernel or copy in a timed run");
       float event_ms = 0;
       check_cuda(api.cuEventElapsedTime(&event_ms, begin, end), "cuEventElapsedTime");
       t.foreign_stream_kernels += run.foreign;
@@ -275,6 +282,7 @@ Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream
       t.event_ms.push_back(event_ms);
       t.kernels_min = std::min(t.kernels_min, run.count);
       t.kernels_max = std::max(t.kernels_max, run.count);
+      t.copies_max = std::max(t.copies_max, run.copies);
     };
     for (int i = 0; i < cfg.warmup; ++i) one_run(false);
     auto start = std::chrono::steady_clock::now();

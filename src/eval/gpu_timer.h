@@ -23,14 +23,15 @@ struct TimingConfig {
 };
 
 struct Timing {
-  double median_ms = 0, p20_ms = 0, p80_ms = 0;  // CUPTI: first kernel start to last kernel end
+  double median_ms = 0, p20_ms = 0, p80_ms = 0;  // CUPTI: first kernel (or copy) start to last end
   double half_width_ms = 0;                       // of the median's 95% interval
   int n = 0;
   bool converged = false;
   double event_median_ms = 0;                     // CUDA events around the same runs
   bool gated = false;                             // the work was queued before the GPU started it
   int kernels_min = 0, kernels_max = 0;           // per repetition, as CUPTI saw them
-  int foreign_stream_kernels = 0;                 // kernels on a stream other than `stream` (all reps)
+  int copies_max = 0;                             // device copies per repetition (counted in the span)
+  int foreign_stream_kernels = 0;                 // kernels or copies on a stream other than `stream` (all reps)
   unsigned sm_clock_mhz = 0, temperature_c = 0;   // NVML, right after the last repetition
   std::vector<double> cupti_ms, event_ms;         // every repetition
 };

@@ -64,7 +64,7 @@ class GpuWorker {
                             {"p80_ms", t.p80_ms},             {"half_width_ms", t.half_width_ms},
                             {"n", t.n},                       {"converged", t.converged},
                             {"event_median_ms", t.event_median_ms}, {"gated", t.gated},
-                            {"kernels_min", t.kernels_min},   {"kernels_max", t.kernels_max},
+                            {"kernels_min", t.kernels_min},   {"kernels_max", t.kernels_max}, {"copies_max", t.copies_max},
                             {"foreign_stream_kernels", t.foreign_stream_kernels},
                             {"sm_clock_mhz", t.sm_clock_mhz}, {"temperature_c", t.temperature_c},
                             {"gpu_ms_total", sum(t.cupti_ms)}};

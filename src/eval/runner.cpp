@@ -377,7 +377,8 @@ class Slot {
     auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA, static_cast<c10::DeviceIndex>(device_));
     torch::Tensor a = torch::rand({n}, opts), b = torch::empty({n}, opts);
     TimingConfig c = timing_config();
-    Timing t = time_on_gpu([&](CUstream) { b.copy_(a); }, nullptr, c);
+    // A kernel, not copy_: that would be a cudaMemcpy, which is not what candidates run.
+    Timing t = time_on_gpu([&](CUstream) { torch::neg_out(b, a); }, nullptr, c);
     bandwidth_ = 2.0 * 4.0 * static_cast<double>(n) / (t.median_ms * 1e-3);
     return bandwidth_;
   }
@@ -452,12 +453,10 @@ class Slot {
     switch (out.status) {
       case JobStatus::Ok: break;
       case JobStatus::Timeout:
-        ++replaced_, m.worker_replaced = true;
         return Failure{EvalStatus::Timeout, "no answer within " + std::to_string(job.timeout.count() / 1000.0).substr(0, 6) +
                                                 " s: the worker was killed and replaced"};
       case JobStatus::Crashed:
       case JobStatus::ProtocolError:
-        ++replaced_, m.worker_replaced = true;
         return Failure{EvalStatus::WorkerCrashed, "the GPU worker " + first_line(out.error)};
       case JobStatus::Unavailable:
         return Failure{EvalStatus::InternalError, "no GPU worker: " + first_line(out.error)};
@@ -668,6 +667,8 @@ class EvaluationRun {
     for (const ResolvedStep& s : plan.steps) (std::holds_alternative<ResolvedKernel>(s) ? kernels : library)++;
     int lo = timing.at("kernels_min").get<int>(), hi = timing.at("kernels_max").get<int>();
     int foreign = timing.at("foreign_stream_kernels").get<int>();
+    if (timing.value("copies_max", 0) > 0)
+      return Failure{EvalStatus::UnexpectedKernels, "CUPTI saw device copies the plan did not ask for"};
     if (foreign > 0)
       return Failure{EvalStatus::UnexpectedKernels, std::to_string(foreign) + " kernels ran on a stream the plan did not use"};
     bool ok = library == 0 ? (lo == kernels && hi == kernels) : lo >= kernels + library;
