@@ -179,7 +179,7 @@ int cmd_eval(const std::vector<std::string>& args) {
   if (repeat > 1) {
     std::vector<double> medians;
     for (const auto& m : results)
-      if (m.ok()) medians.push_back(std::log(m.speedup));
+      if (m.ok() && m.speedup > 0) medians.push_back(std::log(m.speedup));
     if (!medians.empty()) {
       double lo = *std::min_element(medians.begin(), medians.end()), hi = *std::max_element(medians.begin(), medians.end());
       std::cout << "repeat: " << medians.size() << " of " << repeat << " ok; speedup spread (max/min - 1) "

@@ -61,11 +61,15 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   {
     std::lock_guard<std::mutex> lock(log.mu);
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+      // A forced flush hands over records of work still running with zero timestamps: those
+      // are not measurements (another thread's device may have been busy).
       if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        if (k->start == 0 || k->end < k->start) continue;
         log.records.push_back({k->start, k->end, k->deviceId, k->streamId, true});
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
         const auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+        if (c->start == 0 || c->end < c->start) continue;
         log.records.push_back({c->start, c->end, c->deviceId, c->streamId, false});
       }
     }
@@ -223,6 +227,10 @@ double median_half_width(std::vector<double> s) {
 }
 
 Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream, const TimingConfig& cfg) {
+  // One timing at a time per process: CUPTI's flush is process-wide, and a flush while another
+  // device's timed work runs would hand that work's records over incomplete.
+  static std::mutex one_at_a_time;
+  std::lock_guard<std::mutex> timing_lock(one_at_a_time);
   const CudaApi* api_ptr = cuda_api();
   if (!api_ptr) throw std::runtime_error(cuda_driver_status().error);
   const CudaApi& api = *api_ptr;

@@ -39,7 +39,8 @@ struct Timing {
 // Times `enqueue`, which must queue the work under test on `stream`, in the current context.
 // Each repetition: before_each, the L2 flush, then a gate (a stream wait on a host flag) so
 // that the work is queued whole before the GPU starts it: neither the events nor the CUPTI span
-// then include host launch latency. Only kernels of the current device count. Throws
+// then include host launch latency. Only kernels of the current device count; timings in one
+// process run one at a time (CUPTI's buffers are process-wide). Throws
 // std::runtime_error when CUPTI or the driver fails, or when a repetition records no kernel.
 Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream, const TimingConfig& config = {});
 

@@ -367,6 +367,7 @@ class Slot {
     auto e = oracle(task, w, trial_seed(opts_.seed, w, 0));
     const Graph& g = graph(task, w);
     Timing t = time_on_gpu([&](CUstream) { run_graph(g, e->inputs); }, nullptr, timing_config());
+    if (!(t.median_ms > 0)) throw std::runtime_error("the eager baseline timed at 0 ms");
     return eager_[key] = figures_of(t);
   }
 
