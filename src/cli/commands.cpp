@@ -23,6 +23,7 @@ const std::map<std::string, Entry>& commands() {
       {"compile-worker", {cmd_compile_worker, nullptr}},
       {"eval", {cmd_eval, "build a candidate and evaluate it on the GPU: correctness, timing, speedup"}},
       {"worker", {cmd_worker, nullptr}},
+      {"space", {cmd_space, "list a task's design spaces; render and compile samples of them (no GPU needed)"}},
       {"version", {cmd_version, "print kevo's version and the versions of the libraries it uses"}},
   };
   return table;

@@ -14,6 +14,7 @@ int cmd_compile(const std::vector<std::string>& args);
 int cmd_compile_worker(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);
 int cmd_worker(const std::vector<std::string>& args);
+int cmd_space(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
 
 }  // namespace kevo::cli

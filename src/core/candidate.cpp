@@ -258,8 +258,9 @@ class PlanReader {
       doc_.fail(p, std::string("bad expression ") + err.what());
     }
     for (const std::string& name : e.expr.names())
-      if (!axes_.count(name))
-        doc_.fail(p, "unknown axis '" + name + "' (the task's axes: " + joined({axes_.begin(), axes_.end()}) + ")");
+      if (!axes_.count(name) && name != kNumSms)
+        doc_.fail(p, "unknown axis '" + name + "' (the task's axes: " + joined({axes_.begin(), axes_.end()}) +
+                         "; and num_sms, the GPU's SM count)");
     return e;
   }
 
@@ -536,7 +537,9 @@ bool is_cuda_file(const std::string& file) {
 class Resolver {
  public:
   Resolver(const Task& task, const Workload& w, const DeviceLimits& limits)
-      : task_(task), w_(w), limits_(limits), axes_(task.axis_values(w)), which_(" (" + workload_label(task, w) + ")") {}
+      : task_(task), w_(w), limits_(limits), axes_(task.axis_values(w)), which_(" (" + workload_label(task, w) + ")") {
+    if (!axes_.count(kNumSms)) axes_[kNumSms] = limits.num_sms;
+  }
 
   ResolvedPlan run(const Candidate& c) {
     ResolvedPlan plan;

@@ -18,7 +18,11 @@ struct DeviceLimits {
   std::array<int64_t, 3> max_block = {1024, 1024, 64};
   std::array<int64_t, 3> max_grid = {2147483647, 65535, 65535};
   int64_t max_shared_bytes = 232448;  // dynamic shared memory per block, opt-in maximum (227 KiB)
+  int64_t num_sms = 132;              // plan expressions may use it as `num_sms` (persistent grids)
 };
+
+// The name plan expressions use for the GPU's SM count (a task axis of that name takes precedence).
+inline constexpr const char* kNumSms = "num_sms";
 
 // Where a plan element was written, so that errors found for one workload can point at it.
 struct Origin {

@@ -770,6 +770,7 @@ DeviceLimits device_limits(int device) {
   l.max_grid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
                 attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
   l.max_shared_bytes = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  l.num_sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   return l;
 }
 }  // namespace

@@ -1,0 +1,90 @@
+// What every family's lowering shares: the task's graphs with symbolic sizes, the elementwise
+// code emitter that generates fused prologues, bodies and epilogues, and candidate assembly.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/task.h"
+#include "mutate/space.h"
+
+namespace kevo::mutate {
+
+// The task's op graph for every workload (the structure is the same for all), with sizes as plan
+// expressions over the axes.
+class TaskGraph {
+ public:
+  explicit TaskGraph(const Task& task);
+  const Task& task() const { return task_; }
+  const Graph& graph(size_t w = 0) const { return graphs_[w]; }
+  size_t workloads() const { return graphs_.size(); }
+  // An expression over the axes equal to value v's dim d in every workload ("B", "H - 3", "1").
+  std::string dim(int v, int d) const;
+  // The product of dims [from, to) of v as an expression ("B * D"); "1" when the range is empty.
+  std::string product(int v, int from, int to) const;
+  int64_t product_value(size_t w, int v, int from, int to) const;
+  int rank(int v) const { return static_cast<int>(graph().values[static_cast<size_t>(v)].shape.size()); }
+  // The contract input index of graph value v, or -1 when v is not a graph input.
+  int input_index(int v) const;
+  // How many nodes read v (plus one when v is a graph output).
+  int uses(int v) const;
+  // The single output (tasks with several outputs are not lowered yet), its name and dtype.
+  int output() const { return graph().outputs.front(); }
+
+ private:
+  const Task& task_;
+  std::vector<Graph> graphs_;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> candidates_;  // expression, value per workload
+};
+
+// Whether the emitter can generate this node (an elementwise op on float32 values).
+bool is_elementwise(const Node& n);
+
+// The nodes (in graph order) that produce `target` from values where stop(v) holds (inputs,
+// reduction results, ...); empty with ok=false when a node on the way is not elementwise.
+struct Region {
+  bool ok = false;
+  int target = -1;
+  std::vector<int> nodes;
+  std::vector<int> leaves;  // the stop values it reads, in first-use order
+};
+Region elementwise_region(const Graph& g, int target, const std::function<bool(int)>& stop);
+
+// C++ statements (float arithmetic) computing every node of `region`, each into "vN"; leaves
+// are read through leaf(v) (an expression). Returns the statements; `result` gets the
+// expression of the region's target (the last node's value, a leaf or a constant).
+std::string emit_region(const Graph& g, const Region& region, const std::function<std::string(int)>& leaf,
+                        const std::string& indent, std::string* result);
+
+std::string float_literal(double v);  // "0.5f", "1e-05f"
+
+// A C++ identifier for a contract tensor name.
+std::string ident(const std::string& name);
+
+// The .cu text of a rendered candidate: a comment, the kevo-plan block, then the source.
+std::string candidate_text(const Task& task, const std::string& name, const nlohmann::json& plan,
+                           const std::string& comment, const std::string& source);
+
+// The template family's source text with its include guard line dropped (pasted into
+// candidates); "common" is templates/common.cuh, which every candidate starts with.
+std::string family_source(const std::string& family);
+
+// Spaces keep the TaskGraph alive (shared); the Task itself must outlive them.
+using TaskGraphPtr = std::shared_ptr<const TaskGraph>;
+using FamilyLowering = std::function<std::vector<std::unique_ptr<DesignSpace>>(const TaskGraphPtr&)>;
+const std::vector<FamilyLowering>& family_lowerings();
+
+// One per family (space_<family>.cpp).
+std::vector<std::unique_ptr<DesignSpace>> lower_elementwise(const TaskGraphPtr& tg);
+std::vector<std::unique_ptr<DesignSpace>> lower_reduce(const TaskGraphPtr& tg);
+std::vector<std::unique_ptr<DesignSpace>> lower_normalize(const TaskGraphPtr& tg);
+std::vector<std::unique_ptr<DesignSpace>> lower_scan(const TaskGraphPtr& tg);
+std::vector<std::unique_ptr<DesignSpace>> lower_reduce_scalar(const TaskGraphPtr& tg);
+std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tg);
+std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tg);
+
+}  // namespace kevo::mutate

@@ -1,0 +1,101 @@
+// Manifest parsing with positions, constraint evaluation, and access to the embedded templates.
+#include "mutate/manifest.h"
+
+#include <mutex>
+#include <stdexcept>
+
+#include "core/json_doc.h"
+
+namespace kevo::mutate {
+
+bool Constraint::holds(const std::map<std::string, int64_t>& values) const {
+  int64_t a = lhs.eval(values), b = rhs.eval(values);
+  if (op == "<=") return a <= b;
+  if (op == "<") return a < b;
+  if (op == ">=") return a >= b;
+  if (op == ">") return a > b;
+  if (op == "==") return a == b;
+  return a != b;
+}
+
+int Manifest::knob(const std::string& name) const {
+  for (size_t i = 0; i < knobs.size(); ++i)
+    if (knobs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+Manifest parse_manifest(const std::string& text, const std::string& file) {
+  Doc doc(file, text);
+  json root = doc.parse();
+  Path top;
+  if (!root.is_object()) doc.fail(top, "a manifest is a JSON object");
+  Manifest m;
+  auto string_at = [&](const json& obj, const Path& p, const char* key, bool required) {
+    if (!obj.contains(key)) {
+      if (required) doc.fail(p, std::string("missing '") + key + "'");
+      return std::string();
+    }
+    if (!obj.at(key).is_string()) doc.fail(p.key(key), "must be a string");
+    return obj.at(key).get<std::string>();
+  };
+  m.family = string_at(root, top, "family", true);
+  m.source = string_at(root, top, "source", true);
+  m.doc = string_at(root, top, "doc", false);
+  if (!root.contains("knobs") || !root.at("knobs").is_object() || root.at("knobs").empty())
+    doc.fail(top.key("knobs"), "must be a non-empty object of knob name -> {\"values\": [...]}");
+  for (const auto& [name, k] : root.at("knobs").items()) {
+    Path p = top.key("knobs").key(name);
+    if (!k.is_object() || !k.contains("values") || !k.at("values").is_array() || k.at("values").empty())
+      doc.fail(p, "a knob needs a non-empty 'values' list");
+    Knob knob{name, {}, string_at(k, p, "doc", false)};
+    for (size_t i = 0; i < k.at("values").size(); ++i) {
+      const json& v = k.at("values")[i];
+      if (!v.is_number_integer()) doc.fail(p.key("values").index(i), "knob values are integers");
+      knob.values.push_back(v.get<int64_t>());
+    }
+    m.knobs.push_back(std::move(knob));
+  }
+  if (root.contains("constraints")) {
+    const json& cs = root.at("constraints");
+    if (!cs.is_array()) doc.fail(top.key("constraints"), "must be a list");
+    for (size_t i = 0; i < cs.size(); ++i) {
+      Path p = top.key("constraints").index(i);
+      const json& c = cs[i];
+      if (!c.is_object()) doc.fail(p, "a constraint is {\"lhs\", \"op\", \"rhs\", \"why\"}");
+      Constraint k{AxisExpr::parse("0"), AxisExpr::parse("0"), string_at(c, p, "op", true), string_at(c, p, "why", true)};
+      for (const char* side : {"lhs", "rhs"}) {
+        std::string e = string_at(c, p, side, true);
+        try {
+          (std::string(side) == "lhs" ? k.lhs : k.rhs) = AxisExpr::parse(e);
+        } catch (const std::invalid_argument& err) {
+          doc.fail(p.key(side), err.what());
+        }
+      }
+      if (k.op != "<=" && k.op != "<" && k.op != ">=" && k.op != ">" && k.op != "==" && k.op != "!=")
+        doc.fail(p.key("op"), "op is one of <= < >= > == !=");
+      m.constraints.push_back(std::move(k));
+    }
+  }
+  return m;
+}
+
+const std::string& template_text(const std::string& path) {
+  auto it = embedded_templates().find(path);
+  if (it == embedded_templates().end()) throw std::out_of_range("no template file '" + path + "'");
+  return it->second;
+}
+
+const Manifest& family_manifest(const std::string& family) {
+  static std::mutex mu;
+  static std::map<std::string, Manifest> parsed;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = parsed.find(family);
+  if (it != parsed.end()) return it->second;
+  std::string path = family + "/manifest.json";
+  Manifest m = parse_manifest(template_text(path), "templates/" + path);
+  if (m.family != family) throw std::logic_error("templates/" + path + " names family '" + m.family + "'");
+  template_text(m.source);  // must exist
+  return parsed.emplace(family, std::move(m)).first->second;
+}
+
+}  // namespace kevo::mutate

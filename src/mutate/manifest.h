@@ -1,0 +1,49 @@
+// A template family's manifest: its knobs (template parameters) with their domains, and the
+// constraints between knobs and against the problem and the device. The manifest, not the
+// compiler, rejects an invalid knob combination.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/axis_expr.h"
+
+namespace kevo::mutate {
+
+struct Knob {
+  std::string name;              // the template parameter: "kVec"
+  std::vector<int64_t> values;   // its domain, in order
+  std::string doc;
+};
+
+// lhs OP rhs over knob values and the space's facts ("row", "n", "max_shared_bytes", ...).
+struct Constraint {
+  AxisExpr lhs, rhs;
+  std::string op;   // "<=", "<", ">=", ">", "==", "!="
+  std::string why;  // said when it fails
+  bool holds(const std::map<std::string, int64_t>& values) const;
+};
+
+struct Manifest {
+  std::string family;  // "elementwise"
+  std::string source;  // the template file, relative to templates/: "elementwise/elementwise.cuh"
+  std::string doc;
+  std::vector<Knob> knobs;
+  std::vector<Constraint> constraints;
+
+  int knob(const std::string& name) const;  // index, or -1
+};
+
+// Parses a manifest. Throws InputError (FILE:LINE:COL: field: message) when malformed.
+Manifest parse_manifest(const std::string& text, const std::string& file);
+
+// Every file under templates/, embedded at build time: relative path -> text.
+const std::map<std::string, std::string>& embedded_templates();
+// The text of one file ("elementwise/elementwise.cuh"); throws std::out_of_range naming it.
+const std::string& template_text(const std::string& path);
+// The manifest of a family ("elementwise" -> templates/elementwise/manifest.json), parsed once.
+const Manifest& family_manifest(const std::string& family);
+
+}  // namespace kevo::mutate

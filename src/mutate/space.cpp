@@ -1,0 +1,92 @@
+// The DesignSpace base (legality, sampling) and lower(): every family's lowering in turn.
+#include "mutate/space.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "mutate/families.h"
+
+namespace kevo::mutate {
+
+std::string Genome::to_string() const {
+  std::ostringstream s;
+  s << space << "{";
+  for (size_t i = 0; i < values.size(); ++i) s << (i ? "," : "") << values[i];
+  s << "}";
+  return s.str();
+}
+
+DesignSpace::DesignSpace(std::string id, std::string description, const std::string& family, std::vector<Facts> facts)
+    : id_(std::move(id)), description_(std::move(description)), manifest_(&family_manifest(family)),
+      facts_(std::move(facts)) {
+  Facts device = device_facts();
+  for (Facts& f : facts_) f.insert(device.begin(), device.end());
+}
+
+std::map<std::string, int64_t> DesignSpace::values(const Genome& g) const {
+  std::map<std::string, int64_t> v;
+  for (size_t i = 0; i < knobs().size() && i < g.values.size(); ++i) v[knobs()[i].name] = g.values[i];
+  return v;
+}
+
+bool DesignSpace::legal(const Genome& g, std::string* why) const {
+  auto fail = [&](const std::string& w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (g.space != id_) return fail("genome of space '" + g.space + "', not '" + id_ + "'");
+  if (g.values.size() != knobs().size()) return fail("wrong number of knob values");
+  for (size_t i = 0; i < knobs().size(); ++i) {
+    const auto& dom = knobs()[i].values;
+    if (std::find(dom.begin(), dom.end(), g.values[i]) == dom.end())
+      return fail(knobs()[i].name + "=" + std::to_string(g.values[i]) + " is outside its domain");
+  }
+  std::map<std::string, int64_t> v = values(g);
+  for (size_t w = 0; w < facts_.size(); ++w) {
+    std::map<std::string, int64_t> all = facts_[w];
+    all.insert(v.begin(), v.end());
+    for (const Constraint& c : manifest().constraints) {
+      bool ok = false;
+      try {
+        ok = c.holds(all);
+      } catch (const std::invalid_argument& e) {
+        return fail(std::string("constraint '") + c.lhs.text() + " " + c.op + " " + c.rhs.text() + "': " + e.what());
+      }
+      if (!ok)
+        return fail(c.why + " (" + c.lhs.text() + " " + c.op + " " + c.rhs.text() + ", workload " + std::to_string(w) + ")");
+    }
+  }
+  return true;
+}
+
+uint64_t DesignSpace::size() const {
+  uint64_t n = 1;
+  for (const Knob& k : knobs()) n *= k.values.size();
+  return n;
+}
+
+Genome DesignSpace::random_genome(std::mt19937_64& rng) const {
+  Genome g{id_, std::vector<int64_t>(knobs().size())};
+  for (int attempt = 0; attempt < 100000; ++attempt) {
+    for (size_t i = 0; i < knobs().size(); ++i) {
+      const auto& dom = knobs()[i].values;
+      g.values[i] = dom[std::uniform_int_distribution<size_t>(0, dom.size() - 1)(rng)];
+    }
+    if (legal(g)) return g;
+  }
+  throw std::runtime_error("space " + id_ + " has no legal genome in 100000 draws");
+}
+
+Facts device_facts() {
+  return {{"max_threads", 1024}, {"max_shared_bytes", 232448}, {"warp", 32}};
+}
+
+std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task) {
+  auto tg = std::make_shared<const TaskGraph>(task);
+  std::vector<std::unique_ptr<DesignSpace>> out;
+  for (const auto& family : family_lowerings())
+    for (auto& s : family(tg)) out.push_back(std::move(s));
+  return out;
+}
+
+}  // namespace kevo::mutate

@@ -1,0 +1,64 @@
+// Design spaces: how a task's op graph maps onto a template family, the knob domains, and the
+// deterministic rendering of a genome into a candidate (device source + launch plan).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/task.h"
+#include "mutate/manifest.h"
+
+namespace kevo::mutate {
+
+// A point of a space: one value per knob, in the space's knob order.
+struct Genome {
+  std::string space;
+  std::vector<int64_t> values;
+  std::string to_string() const;  // "reduce_rows/softmax{kThreads=256,kVec=4}"
+  bool operator==(const Genome& o) const { return space == o.space && values == o.values; }
+};
+
+// Named sizes of one workload that constraints may use ("n", "rows", "row", "inner"), plus the
+// device limits every space gets ("max_threads", "max_shared_bytes").
+using Facts = std::map<std::string, int64_t>;
+
+class DesignSpace {
+ public:
+  virtual ~DesignSpace() = default;
+
+  const std::string& id() const { return id_; }          // unique within the task: "reduce_rows/softmax"
+  const std::string& description() const { return description_; }  // how the graph maps, one line
+  const Manifest& manifest() const { return *manifest_; }
+  const std::vector<Knob>& knobs() const { return manifest_->knobs; }
+  const std::vector<Facts>& facts() const { return facts_; }  // one per workload
+
+  // Every constraint of the manifest for every workload; the first that fails in `why`.
+  bool legal(const Genome& g, std::string* why = nullptr) const;
+  uint64_t size() const;  // product of the knob domains (legal or not)
+  // A legal genome drawn uniformly by rejection; throws std::runtime_error when none is found.
+  Genome random_genome(std::mt19937_64& rng) const;
+  // The knob values by name.
+  std::map<std::string, int64_t> values(const Genome& g) const;
+
+  // The candidate as a .cu text: generated source (template family pasted in, fused functors,
+  // one instantiation per kernel) with its kevo-plan block. Deterministic; the genome must be legal.
+  virtual std::string render(const Genome& g) const = 0;
+
+ protected:
+  DesignSpace(std::string id, std::string description, const std::string& family, std::vector<Facts> facts);
+  std::string id_, description_;
+  const Manifest* manifest_;
+  std::vector<Facts> facts_;
+};
+
+// Every space the task maps onto; empty when no family serves it. `task` must outlive them.
+std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task);
+
+// Device limits the constraints check against (those of the largest target, an H100/H200/B200 SM).
+Facts device_facts();
+
+}  // namespace kevo::mutate

@@ -1,0 +1,8 @@
+// Family "pool": lowering not written yet (serves no task).
+#include "mutate/families.h"
+
+namespace kevo::mutate {
+
+std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr&) { return {}; }
+
+}  // namespace kevo::mutate

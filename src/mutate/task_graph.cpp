@@ -1,0 +1,109 @@
+// Symbolic sizes: each dim of each value matched, across every workload, to a dim expression of
+// a declared tensor (or a literal), so that plans hold for all workloads.
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <stdexcept>
+
+#include "mutate/families.h"
+
+namespace kevo::mutate {
+
+TaskGraph::TaskGraph(const Task& task) : task_(task) {
+  for (const Workload& w : task.workloads) graphs_.push_back(task.graph(w));
+  auto add = [&](const std::string& expr) {
+    std::vector<int64_t> vals;
+    for (const Workload& w : task.workloads) {
+      try {
+        vals.push_back(AxisExpr::parse(expr).eval(task.axis_values(w)));
+      } catch (const std::invalid_argument&) {
+        return;
+      }
+    }
+    candidates_.emplace_back(expr, vals);
+  };
+  for (const Axis& a : task.axes) add(a.name);
+  for (const auto* list : {&task.inputs, &task.outputs})
+    for (const TensorDecl& t : *list)
+      for (const Dim& d : t.shape)
+        if (!d.expr.empty()) add("(" + d.expr + ")");
+}
+
+std::string TaskGraph::dim(int v, int d) const {
+  std::vector<int64_t> want;
+  for (const Graph& g : graphs_) want.push_back(g.values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)]);
+  bool same = true;
+  for (int64_t x : want) same = same && x == want.front();
+  for (const auto& [expr, vals] : candidates_)
+    if (vals == want) return expr;
+  if (same) return std::to_string(want.front());
+  throw std::runtime_error("no axis expression matches dim " + std::to_string(d) + " of value %" + std::to_string(v));
+}
+
+std::string TaskGraph::product(int v, int from, int to) const {
+  std::string s;
+  for (int d = from; d < to; ++d) {
+    std::string e = dim(v, d);
+    if (e == "1") continue;
+    s += (s.empty() ? "" : " * ") + e;
+  }
+  return s.empty() ? "1" : s;
+}
+
+int64_t TaskGraph::product_value(size_t w, int v, int from, int to) const {
+  int64_t p = 1;
+  for (int d = from; d < to; ++d) p *= graphs_[w].values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)];
+  return p;
+}
+
+int TaskGraph::input_index(int v) const {
+  const auto& in = graph().inputs;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] == v) return static_cast<int>(i);
+  return -1;
+}
+
+int TaskGraph::uses(int v) const {
+  int n = 0;
+  for (const Node& node : graph().nodes)
+    for (int i : node.inputs) n += i == v;
+  for (int o : graph().outputs) n += o == v;
+  return n;
+}
+
+std::string ident(const std::string& name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "t_" + s;
+  return s;
+}
+
+std::string candidate_text(const Task& task, const std::string& name, const nlohmann::json& plan,
+                           const std::string& comment, const std::string& source) {
+  nlohmann::ordered_json block;
+  block["name"] = name;
+  block["task"] = task.name;
+  block["plan"] = plan;
+  std::ostringstream s;
+  std::istringstream lines(comment);
+  for (std::string line; std::getline(lines, line);) s << "// " << line << "\n";
+  s << "/* kevo-plan\n" << block.dump(1) << "\n*/\n\n" << source;
+  return s.str();
+}
+
+std::string family_source(const std::string& family) {
+  const std::string& text = template_text(family == "common" ? "common.cuh" : family_manifest(family).source);
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("#pragma once", 0) != 0) out += line + "\n";
+  return out;
+}
+
+const std::vector<FamilyLowering>& family_lowerings() {
+  static const std::vector<FamilyLowering> all = {lower_elementwise, lower_reduce,      lower_normalize, lower_scan,
+                                                  lower_reduce_scalar, lower_pool,     lower_library};
+  return all;
+}
+
+}  // namespace kevo::mutate
