@@ -80,14 +80,29 @@ std::string ident(const std::string& name) {
 
 std::string candidate_text(const Task& task, const std::string& name, const nlohmann::json& plan,
                            const std::string& comment, const std::string& source) {
-  nlohmann::ordered_json block;
-  block["name"] = name;
-  block["task"] = task.name;
-  block["plan"] = plan;
+  // One line per buffer and per step, so a reader sees the launch sequence at a glance.
   std::ostringstream s;
   std::istringstream lines(comment);
   for (std::string line; std::getline(lines, line);) s << "// " << line << "\n";
-  s << "/* kevo-plan\n" << block.dump(1) << "\n*/\n\n" << source;
+  s << "/* kevo-plan\n{\n  \"name\": " << nlohmann::json(name).dump() << ",\n  \"task\": " << nlohmann::json(task.name).dump()
+    << ",\n  \"plan\": {\n";
+  bool first = true;
+  for (const char* key : {"buffers", "steps"}) {
+    if (!plan.contains(key)) continue;
+    const nlohmann::json& list = plan.at(key);
+    s << (first ? "" : ",\n") << "    \"" << key << "\": " << (list.is_object() ? "{" : "[") << "\n";
+    if (list.is_object()) {  // scratch buffers: name -> {dtype, shape}
+      size_t i = 0;
+      for (const auto& [k, v] : list.items())
+        s << "      " << nlohmann::json(k).dump() << ": " << v.dump() << (++i < list.size() ? ",\n" : "\n");
+      s << "    }";
+    } else {
+      for (size_t i = 0; i < list.size(); ++i) s << "      " << list[i].dump() << (i + 1 < list.size() ? ",\n" : "\n");
+      s << "    ]";
+    }
+    first = false;
+  }
+  s << "\n  }\n}\n*/\n\n" << source;
   return s.str();
 }
 

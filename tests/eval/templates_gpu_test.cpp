@@ -1,0 +1,93 @@
+// Every template family's instances compute the task's reference on every workload: random
+// legal genomes of every space of every development task, rendered, built for this GPU and
+// evaluated by the runner (fresh inputs, poisoned outputs, guard bytes, timed-run check).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <random>
+
+#include "core/candidate.h"
+#include "core/error.h"
+#include "core/task.h"
+#include "eval/builder.h"
+#include "eval/cuda_api.h"
+#include "eval/cuda_driver.h"
+#include "eval/runner.h"
+#include "mutate/space.h"
+
+namespace kevo::eval {
+namespace {
+
+const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
+
+TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
+  if (!cuda_api()) GTEST_SKIP() << "no CUDA GPU: " << cuda_driver_status().error;
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "LibTorch sees no CUDA GPU";
+  const char* env = std::getenv("KEVO_TEMPLATE_GPU_SAMPLES");
+  const int per_space = env ? std::max(1, std::atoi(env)) : 3;
+
+  std::vector<std::string> files;
+  DIR* d = opendir((kRoot + "tasks").c_str());
+  for (dirent* e; d && (e = readdir(d));)
+    if (std::string n = e->d_name; n.size() > 5 && n.substr(n.size() - 5) == ".json") files.push_back(n);
+  if (d) closedir(d);
+  std::sort(files.begin(), files.end());
+
+  EvalOptions o;
+  o.kevo_binary = KEVO_BINARY;
+  o.gpus = {0};
+  o.trials = 2;
+  o.max_seconds = 0.3;
+  o.min_reps = 5;
+  Evaluator ev(o);
+  std::mt19937_64 rng(7);
+  std::vector<Task> tasks(files.size());
+  std::vector<EvalJob> jobs;
+  std::vector<std::string> labels;
+  for (size_t t = 0; t < files.size(); ++t) {
+    tasks[t] = load_task(kRoot + "tasks/" + files[t]);
+    auto spaces = mutate::lower(tasks[t]);
+    EXPECT_FALSE(spaces.empty()) << files[t];
+    for (const auto& s : spaces) {
+      for (int i = 0; i < per_space; ++i) {
+        mutate::Genome g = s->random_genome(rng);
+        EvalJob j;
+        j.task = &tasks[t];
+        try {
+          j.candidate = parse_candidate(s->render(g), g.to_string() + ".cu", tasks[t]);
+        } catch (const InputError& e) {
+          ADD_FAILURE() << tasks[t].name << " " << g.to_string() << ": rendered plan invalid: " << e.what();
+          continue;
+        }
+        BuildRequest req;
+        req.source = j.candidate.source;
+        req.name_expressions = j.candidate.kernel_names();
+        req.arch = ev.arch();
+        req.use_cache = false;
+        j.build = build(req);
+        jobs.push_back(std::move(j));
+        labels.push_back(tasks[t].name + " " + g.to_string());
+      }
+    }
+  }
+  std::vector<Measurement> ms = ev.evaluate(jobs);
+  ASSERT_EQ(ms.size(), jobs.size());
+  int failed = 0;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    std::printf("%-60s %-16s speedup %6.2f", labels[i].c_str(), to_string(ms[i].status), ms[i].speedup);
+    for (const auto& w : ms[i].workloads)
+      std::printf("  w%d %.4f ms (eager %.4f, floor %.4f)", w.workload, w.candidate.median_ms, w.eager.median_ms, w.floor_ms);
+    std::printf("\n");
+    if (!ms[i].ok()) {
+      ++failed;
+      ADD_FAILURE() << labels[i] << ": " << to_string(ms[i].status) << ": " << ms[i].error;
+    }
+  }
+  std::printf("%zu instances, %d failed\n", ms.size(), failed);
+}
+
+}  // namespace
+}  // namespace kevo::eval

@@ -1,0 +1,192 @@
+// Lowering and rendering as the search relies on them: every development task has a space,
+// random legal genomes render deterministically into candidates whose plans hold for every
+// workload and whose source compiles with NVRTC for Hopper and Blackwell; the manifests, not the
+// compiler, reject bad knob combinations.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <functional>
+#include <unistd.h>
+#include <random>
+#include <set>
+#include <string>
+
+#include "core/candidate.h"
+#include "core/error.h"
+#include "core/task.h"
+#include "eval/builder.h"
+#include "mutate/manifest.h"
+#include "mutate/space.h"
+
+namespace kevo::mutate {
+namespace {
+
+const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
+
+std::vector<std::string> task_files() {
+  std::vector<std::string> out;
+  DIR* d = opendir((kRoot + "tasks").c_str());
+  for (dirent* e; d && (e = readdir(d));) {
+    std::string n = e->d_name;
+    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(n);
+  }
+  if (d) closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Genomes sampled per space here; KEVO_SPACE_SAMPLES raises it (bench/space_bench.sh: 200).
+int samples() {
+  const char* s = std::getenv("KEVO_SPACE_SAMPLES");
+  return s ? std::max(1, std::atoi(s)) : 4;
+}
+
+class TaskSpaces : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TaskSpaces, HaveASpaceWhoseSampledGenomesRenderValidPlansAndCompileForHopperAndBlackwell) {
+  Task task = load_task(kRoot + "tasks/" + GetParam());
+  auto spaces = lower(task);
+  ASSERT_FALSE(spaces.empty()) << task.name << " has no design space";
+  std::mt19937_64 rng(20261129);
+  std::set<std::string> ids;
+  for (const auto& s : spaces) {
+    EXPECT_TRUE(ids.insert(s->id()).second) << "two spaces named " << s->id();
+    for (int i = 0; i < samples(); ++i) {
+      Genome g = s->random_genome(rng);
+      ASSERT_TRUE(s->legal(g));
+      std::string text = s->render(g);
+      EXPECT_EQ(text, s->render(g)) << "rendering is not deterministic: " << g.to_string();
+      Candidate c;
+      try {
+        c = parse_candidate(text, g.to_string() + ".cu", task);
+      } catch (const InputError& e) {
+        ADD_FAILURE() << g.to_string() << ": the rendered plan is invalid: " << e.what();
+        continue;
+      }
+      for (const char* arch : {"sm_90a", "sm_100a"}) {
+        eval::BuildRequest req;
+        req.source = c.source;
+        req.name_expressions = c.kernel_names();
+        req.arch = arch;
+        req.use_cache = false;
+        if (req.name_expressions.empty()) continue;  // a plan of library calls only
+        eval::BuildResult r = eval::build(req);
+        EXPECT_EQ(r.status, eval::BuildStatus::Ok) << g.to_string() << " " << arch << ": " << r.error << "\n" << r.log;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tasks, TaskSpaces, ::testing::ValuesIn(task_files()),
+                         [](const auto& info) { return info.param.substr(0, info.param.size() - 5); });
+
+TEST(Spaces, IllegalGenomesAreRejectedByTheManifestWithAReason) {
+  Task task = load_task(kRoot + "tasks/01_relu.json");
+  auto spaces = lower(task);
+  ASSERT_FALSE(spaces.empty());
+  const DesignSpace& s = *spaces.front();
+  std::mt19937_64 rng(1);
+  Genome g = s.random_genome(rng);
+  std::string why;
+  Genome outside = g;
+  outside.values[0] = 3;  // no knob domain holds 3 threads
+  EXPECT_FALSE(s.legal(outside, &why));
+  EXPECT_NE(why.find("outside its domain"), std::string::npos) << why;
+  Genome wrong_space = g;
+  wrong_space.space = "nope";
+  EXPECT_FALSE(s.legal(wrong_space, &why));
+  Genome short_genome = g;
+  short_genome.values.pop_back();
+  EXPECT_FALSE(s.legal(short_genome, &why));
+  // Some combination of legal domain values breaks a constraint: the manifest says which.
+  bool found = false;
+  Genome probe = g;
+  std::function<void(size_t)> walk = [&](size_t k) {
+    if (found) return;
+    if (k == probe.values.size()) {
+      if (!s.legal(probe, &why)) found = true;
+      return;
+    }
+    for (int64_t v : s.knobs()[k].values) {
+      probe.values[k] = v;
+      walk(k + 1);
+      if (found) return;
+    }
+  };
+  walk(0);
+  ASSERT_TRUE(found);
+  EXPECT_NE(why.find("workload"), std::string::npos) << why;
+}
+
+TEST(Manifests, EveryFamilyManifestParsesAndNamesItsSource) {
+  int families = 0;
+  for (const auto& [path, text] : embedded_templates()) {
+    if (path.size() < 14 || path.substr(path.size() - 14) != "/manifest.json") continue;
+    ++families;
+    Manifest m = parse_manifest(text, path);
+    EXPECT_EQ(path, m.family + "/manifest.json");
+    EXPECT_NO_THROW(template_text(m.source)) << m.source;
+    EXPECT_FALSE(m.knobs.empty());
+  }
+  EXPECT_GE(families, 1);
+}
+
+TEST(Manifests, MalformedManifestsGiveOneLinePositionedErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"source": "a.cuh", "knobs": {"k": {"values": [1]}}})", "m.json:1:1: : missing 'family'"},
+      {R"({"family": "f", "source": "a.cuh", "knobs": {}})", "knobs: must be a non-empty object"},
+      {R"({"family": "f", "source": "a.cuh", "knobs": {"k": {"values": [1.5]}}})", "knobs.k.values[0]: knob values are integers"},
+      {R"({"family": "f", "source": "a.cuh", "knobs": {"k": {"values": [1]}}, "constraints": [{"lhs": "k +", "op": "<=", "rhs": "1", "why": "w"}]})",
+       "constraints[0].lhs: "},
+      {R"({"family": "f", "source": "a.cuh", "knobs": {"k": {"values": [1]}}, "constraints": [{"lhs": "k", "op": "=<", "rhs": "1", "why": "w"}]})",
+       "constraints[0].op: op is one of"},
+      {R"({"family": "f", "family": "g", "source": "a.cuh", "knobs": {"k": {"values": [1]}}})", "family"},
+  };
+  for (const auto& [text, want] : cases) {
+    try {
+      parse_manifest(text, "m.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(want), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kevo::mutate
+
+namespace kevo::mutate {
+namespace {
+
+// The families are real CUDA C++: nvcc compiles a rendered instance of each, as a user's build
+// would compile an exported kernel.
+TEST(Templates, NvccCompilesARenderedInstanceOfEveryFamily) {
+  const std::string nvcc = KEVO_NVCC;
+  if (nvcc.empty() || access(nvcc.c_str(), X_OK) != 0) GTEST_SKIP() << "no nvcc";
+  std::map<std::string, std::string> one_per_family;  // family -> rendered text
+  std::vector<Task> tasks;
+  for (const std::string& f : task_files()) tasks.push_back(load_task(kRoot + "tasks/" + f));
+  std::mt19937_64 rng(3);
+  for (const Task& t : tasks)
+    for (const auto& s : lower(t))
+      if (!one_per_family.count(s->manifest().family)) one_per_family[s->manifest().family] = s->render(s->random_genome(rng));
+  ASSERT_FALSE(one_per_family.empty());
+  for (const auto& [family, text] : one_per_family) {
+    std::string file = ::testing::TempDir() + "kevo_nvcc_" + family + ".cu";
+    std::ofstream(file) << text;
+    std::string cmd = nvcc + " -std=c++17 -arch=sm_90a -c " + file + " -o " + file + ".o 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    int rc = p ? pclose(p) : -1;
+    EXPECT_EQ(rc, 0) << family << ": " << out;
+  }
+}
+
+}  // namespace
+}  // namespace kevo::mutate
