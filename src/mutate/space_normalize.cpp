@@ -59,6 +59,15 @@ std::string scalar_name(const Task& task, int input_index) {
   return taken.count(n) || generated ? "in_" + n : n;
 }
 
+// The C++ name of a tensor as a kernel parameter (and Norm::Params field), kept clear of the
+// size parameters beside it.
+std::string tensor_param(const std::string& name) {
+  static const std::set<std::string> taken = {"rows", "n", "inner", "channels", "channels_per_group", "partials",
+                                              "outer", "reduce", "p"};
+  std::string n = ident(name);
+  return taken.count(n) ? "t_" + n : n;
+}
+
 // An elementwise region over exactly one graph input of the target's shape (the prologue before
 // a norm, or what a pattern's reduction sums): the input's value id, or -1.
 int single_input_region(const TaskGraph& tg, int target, Region* region) {
@@ -98,7 +107,7 @@ class RowsSpace : public DesignSpace {
                   waves = v["kWaves"];
     const int64_t block = threads * rows;
     const std::string x_name = task.inputs[static_cast<size_t>(tg_->input_index(op_.x))].name;
-    const std::string x = ident(x_name), y = ident(task.outputs.front().name);
+    const std::string x = tensor_param(x_name), y = tensor_param(task.outputs.front().name);
     static const char* caches[] = {"kevo::kCacheNone", "kevo::kCacheShared", "kevo::kCacheRegisters"};
     static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream", "kevo::kHintKeep"};
     static const char* algos[] = {"kevo::kTwoPass", "kevo::kSinglePass"};
@@ -109,12 +118,12 @@ class RowsSpace : public DesignSpace {
       k << "extern \"C\" __global__ void __launch_bounds__(" << block << ") ";
       if (cluster > 1) k << "__cluster_dims__(" << cluster << ", 1, 1) ";
       k << name << "(const float* " << x;
-      for (const std::string& p : op_.pointers) k << ", const float* " << ident(p);
+      for (const std::string& p : op_.pointers) k << ", const float* " << tensor_param(p);
       k << buffers << ", long long rows, int n";
       for (const auto& [field, expr] : op_.ints) k << ", int " << field;
       k << ") {\n  const Norm::Params p{";
       std::vector<std::string> fields;
-      for (const std::string& p : op_.pointers) fields.push_back(ident(p));
+      for (const std::string& p : op_.pointers) fields.push_back(tensor_param(p));
       for (const auto& [field, expr] : op_.ints) fields.push_back(field);
       for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
       k << "};\n  " << call << "\n}\n";
@@ -249,7 +258,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
   // Per op: the rows, the statistics and the normalized value of one element.
   std::string stats_fields, stats_body, value, params, per_vector;
   int from = 0;              // the norm spans dims [from, rank)
-  int64_t algos = 2;
+  int64_t algos = 2, groups = 1;
   std::vector<int64_t> vec_unit(tg.workloads(), 0);  // 0: the row length
   std::string what;
   auto affine = [&](int idx, const std::string& name) {
@@ -257,8 +266,8 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
     if (v < 0) return std::string();
     if (tg.input_index(v) < 0 || g.values[static_cast<size_t>(v)].dtype != DType::Float32) return std::string("!");
     op->pointers.push_back(task.inputs[static_cast<size_t>(tg.input_index(v))].name);
-    params += "    const float* __restrict__ " + ident(op->pointers.back()) + ";  // " + name + "\n";
-    return ident(op->pointers.back());
+    params += "    const float* __restrict__ " + tensor_param(op->pointers.back()) + ";  // " + name + "\n";
+    return tensor_param(op->pointers.back());
   };
   if (n.op == "softmax" || n.op == "log_softmax") {
     from = static_cast<int>(attr_int(n, "dim"));
@@ -294,7 +303,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
              (b.empty() ? "" : " + bias");
     } else if (n.op == "group_norm") {
       if (rank < 2) return false;
-      const int64_t groups = attr_int(n, "num_groups");
+      groups = attr_int(n, "num_groups");
       from = 1;
       // Row r is group r % G of sample r / G; its element col is in channel (r % G) * C/G + col / inner.
       const std::string inner = tg.product(in, 2, rank), per_group = paren(tg.dim(in, 1)) + " // " + std::to_string(groups);
@@ -346,10 +355,14 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
   const Split sp = split(tg, in, from, n.op == "softmax" || n.op == "log_softmax" ? from + 1 : rank);
   op->rows = sp.outer;
   op->row = sp.reduce;
+  if (groups > 1) {  // group_norm: [N, C, *] is [N * G, C / G * prod(*)]
+    op->rows = paren(sp.outer) + " * " + std::to_string(groups);
+    op->row = "(" + sp.reduce + ") // " + std::to_string(groups);
+  }
   for (size_t w = 0; w < tg.workloads(); ++w)
-    op->facts.push_back({{"rows", sp.facts[w].at("outer")},
-                         {"row", sp.facts[w].at("reduce")},
-                         {"vec_unit", vec_unit[w] ? vec_unit[w] : sp.facts[w].at("reduce")},
+    op->facts.push_back({{"rows", sp.facts[w].at("outer") * groups},
+                         {"row", sp.facts[w].at("reduce") / groups},
+                         {"vec_unit", vec_unit[w] ? vec_unit[w] : sp.facts[w].at("reduce") / groups},
                          {"algos", algos}});
   return true;
 }
@@ -510,8 +523,8 @@ class ColumnsSpace : public DesignSpace {
     const Task& task = tg_->task();
     const int64_t bx = v["kBlockX"], by = v["kBlockY"], vec = v["kVec"], items = v["kItems"], cache = v["kCache"],
                   hint = v["kHint"], waves = v["kWaves"];
-    const std::string x = ident(task.inputs[static_cast<size_t>(tg_->input_index(pt_.x))].name);
-    const std::string y = ident(task.outputs.front().name);
+    const std::string x = tensor_param(task.inputs[static_cast<size_t>(tg_->input_index(pt_.x))].name);
+    const std::string y = tensor_param(task.outputs.front().name);
     const std::string xs = scalar_name(task, tg_->input_index(pt_.x));
     static const char* caches[] = {"kevo::kCacheNone", "kevo::kCacheShared", "kevo::kCacheRegisters"};
     static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream", "kevo::kHintKeep"};

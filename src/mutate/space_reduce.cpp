@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <numeric>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -129,14 +130,18 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
   return true;
 }
 
-// A graph input read by the prologue or the epilogue: at the same flat index as its domain (the
-// reduction's input, or the output), or through broadcast strides.
+// A graph input read by the prologue or the epilogue, over its domain (the reduction's input, or
+// the output): at the domain's flat index (full), at the flat index modulo the elements of the
+// trailing dims it spans (trailing: a vector repeated along the leading dims), or through
+// broadcast strides (general).
 struct Leaf {
   int value;
   std::string field;      // Params field and kernel parameter
   std::string local;      // its value in the generated code
-  bool full = false;
-  std::vector<int> dims;  // domain dims where the input varies
+  enum Kind { Full, Trailing, General } kind = Full;
+  std::string span;       // trailing: the elements it spans (a plan expression)
+  std::vector<int64_t> span_values;  // per workload
+  std::vector<int> dims;  // general: domain dims where it varies, and its strides along them
   std::vector<std::string> strides;
 };
 
@@ -145,25 +150,48 @@ bool make_leaf(const TaskGraph& tg, int v, int dom, Leaf& l) {
   const int rank = tg.rank(dom), lrank = tg.rank(v);
   if (tg.graph().values[static_cast<size_t>(v)].dtype != DType::Float32 || lrank > rank) return false;
   l.value = v;
-  l.full = lrank == rank;
-  for (size_t w = 0; w < tg.workloads(); ++w) {
-    const Shape &ls = tg.graph(w).values[static_cast<size_t>(v)].shape, &ds = tg.graph(w).values[static_cast<size_t>(dom)].shape;
+  auto leaf_dim = [&](size_t w, int d) { return tg.graph(w).values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)]; };
+  auto dom_dim = [&](size_t w, int d) { return tg.graph(w).values[static_cast<size_t>(dom)].shape[static_cast<size_t>(d + rank - lrank)]; };
+  for (size_t w = 0; w < tg.workloads(); ++w)
+    for (int d = 0; d < lrank; ++d)
+      if (leaf_dim(w, d) != dom_dim(w, d) && leaf_dim(w, d) != 1) return false;
+  // first: from this leaf dim on, the leaf has the domain's dims in every workload.
+  int first = lrank;
+  auto same_from = [&](int d) {
+    for (size_t w = 0; w < tg.workloads(); ++w)
+      if (leaf_dim(w, d) != dom_dim(w, d)) return false;
+    return true;
+  };
+  while (first > 0 && same_from(first - 1)) --first;
+  bool ones_before = true;
+  for (size_t w = 0; w < tg.workloads(); ++w)
+    for (int d = 0; d < first; ++d) ones_before = ones_before && leaf_dim(w, d) == 1;
+  if (first == 0 && lrank == rank) {
+    l.kind = Leaf::Full;
+  } else if (ones_before && first < lrank) {
+    l.kind = Leaf::Trailing;
+    l.span = tg.product(v, first, lrank);
+    for (size_t w = 0; w < tg.workloads(); ++w) l.span_values.push_back(tg.product_value(w, v, first, lrank));
+  } else {
+    l.kind = Leaf::General;
     for (int d = 0; d < lrank; ++d) {
-      const int64_t a = ls[static_cast<size_t>(d)], b = ds[static_cast<size_t>(d + rank - lrank)];
-      if (a != b && a != 1) return false;
-      if (a != b) l.full = false;
+      bool varies = false;
+      for (size_t w = 0; w < tg.workloads(); ++w) varies = varies || leaf_dim(w, d) != 1;
+      if (!varies) continue;
+      l.dims.push_back(d + rank - lrank);
+      l.strides.push_back(tg.product(v, d + 1, lrank));
     }
+    if (l.dims.empty()) l.dims.push_back(rank - 1), l.strides.push_back("0");  // a single element
   }
-  if (l.full) return true;
-  for (int d = 0; d < lrank; ++d) {
-    bool varies = false;
-    for (size_t w = 0; w < tg.workloads(); ++w) varies = varies || tg.graph(w).values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)] != 1;
-    if (!varies) continue;
-    l.dims.push_back(d + rank - lrank);
-    l.strides.push_back(tg.product(v, d + 1, lrank));
-  }
-  if (l.dims.empty()) l.dims.push_back(rank - 1), l.strides.push_back("0");  // a single element
   return true;
+}
+
+// The lowest domain dim a general leaf's index needs (rank when none is general).
+int lowest_dim(const std::vector<Leaf>& leaves, int rank) {
+  int lowest = rank;
+  for (const Leaf& l : leaves)
+    if (l.kind == Leaf::General) lowest = std::min(lowest, *std::min_element(l.dims.begin(), l.dims.end()));
+  return lowest;
 }
 
 // Names the generated code uses itself; an input so named is renamed "in_<name>".
@@ -171,7 +199,7 @@ bool reserved(const std::string& s) {
   static const std::set<std::string> names = {"p", "i", "k", "v", "o", "s", "r", "R", "outer", "inner", "Op",
                                               "Params", "Problem", "kVec", "kCache", "float", "int", "long",
                                               "const", "static", "struct", "return", "for", "if", "else", "unsigned"};
-  static const std::regex generated("(v|pd|od|ps_.*|os_.*)[0-9]*");
+  static const std::regex generated("(v|pd|od|ps_.*|os_.*|plen_.*|olen_.*)[0-9]*");
   return names.count(s) || std::regex_match(s, generated);
 }
 
@@ -180,11 +208,12 @@ std::string index_function(const std::string& fn, const std::string& dim_prefix,
   std::ostringstream s;
   s << "  static __device__ __forceinline__ long long " << fn << "(const Params& p, long long i) {\n";
   s << "    long long at = 0;\n";
-  for (int d = rank - 1; d >= 0; --d) {
+  const int lowest = *std::min_element(l.dims.begin(), l.dims.end());
+  for (int d = rank - 1; d >= lowest; --d) {
     auto it = std::find(l.dims.begin(), l.dims.end(), d);
     if (it != l.dims.end())
       s << "    at += (i % p." << dim_prefix << d << ") * p." << stride_prefix << l.field << "_" << (it - l.dims.begin()) << ";\n";
-    if (d > 0 && d > *std::min_element(l.dims.begin(), l.dims.end())) s << "    i /= p." << dim_prefix << d << ";\n";
+    if (d > lowest) s << "    i /= p." << dim_prefix << d << ";\n";
   }
   s << "    return at;\n  }\n";
   return s.str();
@@ -213,14 +242,16 @@ class ReduceSpace : public DesignSpace {
 
     // Size fields of Params (and kernel parameters after the pointers), with their plan expressions.
     std::vector<std::pair<std::string, std::string>> sizes;
-    if (any_broadcast(pro_leaves_))
-      for (int d = 0; d < in_rank; ++d) sizes.emplace_back("pd" + std::to_string(d), tg_->dim(in, d));
-    for (const Leaf& l : pro_leaves_)
+    for (int d = lowest_dim(pro_leaves_, in_rank); d < in_rank; ++d) sizes.emplace_back("pd" + std::to_string(d), tg_->dim(in, d));
+    for (const Leaf& l : pro_leaves_) {
+      if (l.kind == Leaf::Trailing) sizes.emplace_back("plen_" + l.field, l.span);
       for (size_t k = 0; k < l.strides.size(); ++k) sizes.emplace_back("ps_" + l.field + "_" + std::to_string(k), l.strides[k]);
-    if (any_broadcast(epi_leaves_))
-      for (int d = 0; d < out_rank; ++d) sizes.emplace_back("od" + std::to_string(d), tg_->dim(out, d));
-    for (const Leaf& l : epi_leaves_)
+    }
+    for (int d = lowest_dim(epi_leaves_, out_rank); d < out_rank; ++d) sizes.emplace_back("od" + std::to_string(d), tg_->dim(out, d));
+    for (const Leaf& l : epi_leaves_) {
+      if (l.kind == Leaf::Trailing) sizes.emplace_back("olen_" + l.field, l.span);
       for (size_t k = 0; k < l.strides.size(); ++k) sizes.emplace_back("os_" + l.field + "_" + std::to_string(k), l.strides[k]);
+    }
 
     std::ostringstream b;
     b << "// The reduction and its fused prologue and epilogue, generated from the reference's op graph\n"
@@ -236,9 +267,9 @@ class ReduceSpace : public DesignSpace {
     for (const auto& [f, e] : sizes) b << "    long long " << f << ";  // " << e << "\n";
     b << "  };\n\n";
     for (const Leaf& l : pro_leaves_)
-      if (!l.full) b << index_function("index_" + l.field, "pd", "ps_", l, in_rank) << "\n";
+      if (l.kind == Leaf::General) b << index_function("index_" + l.field, "pd", "ps_", l, in_rank) << "\n";
     for (const Leaf& l : epi_leaves_)
-      if (!l.full) b << index_function("out_index_" + l.field, "od", "os_", l, out_rank) << "\n";
+      if (l.kind == Leaf::General) b << index_function("out_index_" + l.field, "od", "os_", l, out_rank) << "\n";
 
     // Prologue.
     b << "  // The values reduced at flat indices [i, i + kVec) of the reduction's input.\n";
@@ -246,8 +277,10 @@ class ReduceSpace : public DesignSpace {
     b << "  static __device__ __forceinline__ void load(const Params& p, long long i, float (&v)[kVec]) {\n";
     for (const Leaf& l : pro_leaves_) {
       b << "    float " << l.local << "[kVec];\n";
-      if (l.full)
+      if (l.kind == Leaf::Full)
         b << "    kevo::reduce_load<kVec, kCache>(" << l.local << ", p." << l.field << " + i);\n";
+      else if (l.kind == Leaf::Trailing)  // the manifest keeps the span a multiple of kVec
+        b << "    kevo::load_vec<kVec>(" << l.local << ", p." << l.field << " + i % p.plen_" << l.field << ");\n";
       else
         b << "#pragma unroll\n    for (int k = 0; k < kVec; ++k) " << l.local << "[k] = p." << l.field << "[index_"
           << l.field << "(p, i + k)];\n";
@@ -268,7 +301,10 @@ class ReduceSpace : public DesignSpace {
       b << "    const float r = " << red_.finish << ";\n";
       for (const Leaf& l : epi_leaves_)
         b << "    const float " << l.local << " = p." << l.field << "["
-          << (l.full ? std::string("o") : "out_index_" + l.field + "(p, o)") << "];\n";
+          << (l.kind == Leaf::Full       ? std::string("o")
+              : l.kind == Leaf::Trailing ? "o % p.olen_" + l.field
+                                         : "out_index_" + l.field + "(p, o)")
+          << "];\n";
       std::string res;
       b << emit_region(gr, epi_, [&](int leaf) { return leaf == red_.output ? std::string("r") : epi_local(leaf); }, "    ", &res);
       b << "    p." << out_field << "[o] = " << res << ";\n  }\n};\n\n";
@@ -336,11 +372,6 @@ class ReduceSpace : public DesignSpace {
  private:
   static std::string paren(const std::string& e) {
     return e.find_first_of("+-") == std::string::npos ? e : "(" + e + ")";
-  }
-  static bool any_broadcast(const std::vector<Leaf>& ls) {
-    for (const Leaf& l : ls)
-      if (!l.full) return true;
-    return false;
   }
   // Every input read by the kernel (prologue's, then the epilogue's not already read), once each.
   std::vector<Leaf> inputs() const {
@@ -439,9 +470,13 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const TaskGraphPtr& tgp) {
   const std::string& op = g.nodes[static_cast<size_t>(red_node)].op;
   if (full && epi_leaves.empty() && (op == "sum" || op == "mean" || op == "prod" || op == "amax" || op == "amin" || op == "norm"))
     return out;
-  for (Facts& f : facts) {
+  for (size_t w = 0; w < facts.size(); ++w) {
+    Facts& f = facts[w];
     f["columns"] = columns;
-    f["line"] = columns ? f["inner"] : f["R"];
+    int64_t line = columns ? f["inner"] : f["R"];
+    for (const Leaf& l : pro_leaves)
+      if (l.kind == Leaf::Trailing) line = std::gcd(line, l.span_values[w]);
+    f["line"] = line;
   }
   try {
     tg.product(red.input, 0, rank);  // every size has a plan expression

@@ -218,10 +218,10 @@ class ReduceScalarSpace : public DesignSpace {
     const std::string n = tg_->product(dom, 0, rank);
 
     std::vector<std::pair<std::string, std::string>> sizes;  // Params fields and their plan expressions
-    bool general = false;
-    for (const Leaf& l : leaves_) general = general || l.kind == Leaf::General;
-    if (general)
-      for (int d = 0; d < rank; ++d) sizes.emplace_back("d" + std::to_string(d), tg_->dim(dom, d));
+    int lowest = rank;  // the lowest domain dim a general leaf's index needs
+    for (const Leaf& l : leaves_)
+      if (l.kind == Leaf::General) lowest = std::min(lowest, *std::min_element(l.dims.begin(), l.dims.end()));
+    for (int d = lowest; d < rank; ++d) sizes.emplace_back("d" + std::to_string(d), tg_->dim(dom, d));
     for (const Leaf& l : leaves_) {
       if (l.kind == Leaf::Trailing) sizes.emplace_back("len_" + l.field, l.span);
       for (size_t k = 0; k < l.strides.size(); ++k) sizes.emplace_back("s_" + l.field + "_" + std::to_string(k), l.strides[k]);

@@ -139,8 +139,7 @@ class ScanSpace : public DesignSpace {
       grid = "(" + rows + " + " + std::to_string(threads / 32 - 1) + ") // " + std::to_string(threads / 32);
     } else if (layout == 2) {
       const std::string words = rows + " * " + tiles_per_row + " + 1";
-      buffers = nlohmann::json::array();
-      buffers.push_back({{"name", "scan_state"}, {"dtype", "int64"}, {"shape", nlohmann::json::array({words})}});
+      buffers["scan_state"] = {{"dtype", "int64"}, {"shape", nlohmann::json::array({words})}};
       nlohmann::json clear_args = nlohmann::json::array();
       clear_args.push_back("scan_state");
       clear_args.push_back({{"int64", words}});

@@ -280,7 +280,7 @@ struct RowPart {
   float regs[kCache == kCacheRegisters ? kItems : 1][kVec];
 
   template <bool kFirst, bool kLast>
-  static constexpr int evict() {
+  __host__ __device__ static constexpr int evict() {
     if (kCache != kCacheNone || kLast) return kHint >= kHintStream ? kEvictFirst : kEvictNormal;
     return kHint == kHintKeep ? kEvictLast : kEvictNormal;
   }
