@@ -1,6 +1,5 @@
-// Family "library": the graph's one matmul (cuBLASLt) or convolution (cuDNN) as a library step
-// that takes what its own epilogue computes exactly (bias, alpha, activation), then a generated
-// elementwise kernel over the library's result for the rest of the graph.
+// Family "library": the graph's matmul (cuBLASLt) or convolution (cuDNN) as a library step, with
+// what its epilogue computes exactly, then a generated in-place kernel for the rest of the graph.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

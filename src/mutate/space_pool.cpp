@@ -32,31 +32,6 @@ struct PoolMapping {
   std::vector<int> inputs;  // graph inputs read, prologue's first
 };
 
-// Dim d of value v as a plan expression: the contract's own spelling when v is a declared input
-// or the output (TaskGraph::dim takes the first axis with equal values, "H" for a W that equals
-// it in every workload), TaskGraph::dim otherwise.
-std::string named_dim(const TaskGraph& tg, int v, int d) {
-  const TensorDecl* decl = nullptr;
-  if (tg.input_index(v) >= 0) decl = &tg.task().inputs[static_cast<size_t>(tg.input_index(v))];
-  if (v == tg.output()) decl = &tg.task().outputs.front();
-  if (decl && d < static_cast<int>(decl->shape.size())) {
-    const Dim& dim = decl->shape[static_cast<size_t>(d)];
-    if (dim.expr.empty()) return std::to_string(dim.size);
-    return dim.expr.find_first_of(" +-*/%") == std::string::npos ? dim.expr : "(" + dim.expr + ")";
-  }
-  return tg.dim(v, d);
-}
-
-// The product of dims [from, to) of v ("N * C"); "1" when empty.
-std::string named_product(const TaskGraph& tg, int v, int from, int to) {
-  std::string s;
-  for (int d = from; d < to; ++d) {
-    std::string e = named_dim(tg, v, d);
-    if (e != "1") s += (s.empty() ? "" : " * ") + e;
-  }
-  return s.empty() ? "1" : s;
-}
-
 class PoolSpace : public DesignSpace {
  public:
   PoolSpace(TaskGraphPtr tg, PoolMapping m, std::vector<Facts> facts)
@@ -77,9 +52,9 @@ class PoolSpace : public DesignSpace {
     // Sizes named after the declarations of an input read by the prologue (it has the pooling's
     // input shape) and of the output (it has the pooling's output shape).
     const int in = m_.prologue.leaves.empty() ? m_.in : m_.prologue.leaves.front(), out = tg_->output();
-    const std::string planes = named_product(*tg_, in, 0, rank - m_.nd);
-    const std::string H = m_.nd == 2 ? named_dim(*tg_, in, rank - 2) : "1", W = named_dim(*tg_, in, rank - 1);
-    const std::string OH = m_.nd == 2 ? named_dim(*tg_, out, rank - 2) : "1", OW = named_dim(*tg_, out, rank - 1);
+    const std::string planes = tg_->product(in, 0, rank - m_.nd);
+    const std::string H = m_.nd == 2 ? tg_->dim(in, rank - 2) : "1", W = tg_->dim(in, rank - 1);
+    const std::string OH = m_.nd == 2 ? tg_->dim(out, rank - 2) : "1", OW = tg_->dim(out, rank - 1);
 
     std::ostringstream body;
     body << "// The pooling window and the fused prologue and epilogue, generated from the reference's op graph\n"

@@ -26,31 +26,6 @@ struct ScanMapping {
 
 const char* const kLayoutNames[] = {"a block per row", "a warp per row", "decoupled look-back", "a thread per column"};
 
-// Dim d of value v as a plan expression: the contract's own spelling when v is a declared input
-// or the output (TaskGraph::dim takes the first axis with equal values, "H" for a W that equals
-// it in every workload), TaskGraph::dim otherwise.
-std::string named_dim(const TaskGraph& tg, int v, int d) {
-  const TensorDecl* decl = nullptr;
-  if (tg.input_index(v) >= 0) decl = &tg.task().inputs[static_cast<size_t>(tg.input_index(v))];
-  if (v == tg.output()) decl = &tg.task().outputs.front();
-  if (decl && d < static_cast<int>(decl->shape.size())) {
-    const Dim& dim = decl->shape[static_cast<size_t>(d)];
-    if (dim.expr.empty()) return std::to_string(dim.size);
-    return dim.expr.find_first_of(" +-*/%") == std::string::npos ? dim.expr : "(" + dim.expr + ")";
-  }
-  return tg.dim(v, d);
-}
-
-// The product of dims [from, to) of v ("N * C"); "1" when empty.
-std::string named_product(const TaskGraph& tg, int v, int from, int to) {
-  std::string s;
-  for (int d = from; d < to; ++d) {
-    std::string e = named_dim(tg, v, d);
-    if (e != "1") s += (s.empty() ? "" : " * ") + e;
-  }
-  return s.empty() ? "1" : s;
-}
-
 class ScanSpace : public DesignSpace {
  public:
   ScanSpace(TaskGraphPtr tg, ScanMapping m, std::vector<Facts> facts)
@@ -70,8 +45,8 @@ class ScanSpace : public DesignSpace {
     const int rank = tg_->rank(m_.in);
     // Sizes named after the output's declaration (it has the scan's shape).
     const int o = tg_->output();
-    const std::string rows = named_product(*tg_, o, 0, m_.dim), len = named_dim(*tg_, o, m_.dim),
-                      inner = named_product(*tg_, o, m_.dim + 1, rank);
+    const std::string rows = tg_->product(o, 0, m_.dim), len = tg_->dim(o, m_.dim),
+                      inner = tg_->product(o, m_.dim + 1, rank);
 
     std::ostringstream body;
     body << "// The fused prologue and epilogue, generated from the reference's op graph (first workload):\n";

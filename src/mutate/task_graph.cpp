@@ -30,6 +30,16 @@ TaskGraph::TaskGraph(const Task& task) : task_(task) {
 }
 
 std::string TaskGraph::dim(int v, int d) const {
+  // A declared input or the output keeps the contract's own spelling ("W", not an "H" that
+  // happens to equal it in every workload).
+  const TensorDecl* decl = nullptr;
+  if (input_index(v) >= 0) decl = &task_.inputs[static_cast<size_t>(input_index(v))];
+  if (graph().outputs.size() == 1 && v == output()) decl = &task_.outputs.front();
+  if (decl && d < static_cast<int>(decl->shape.size())) {
+    const Dim& dim = decl->shape[static_cast<size_t>(d)];
+    if (dim.expr.empty()) return std::to_string(dim.size);
+    return dim.expr.find_first_of(" +-*/%") == std::string::npos ? dim.expr : "(" + dim.expr + ")";
+  }
   std::vector<int64_t> want;
   for (const Graph& g : graphs_) want.push_back(g.values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)]);
   bool same = true;
