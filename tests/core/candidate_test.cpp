@@ -332,7 +332,7 @@ std::vector<Malformed> malformed_cases() {
       sm("unknown axis in a scratch shape", R"("(D + 1023) // 1024")", R"("(E + 1023) // 1024")",
          "c.json:6:64: plan.buffers.partial.shape[1]: unknown axis 'E' (the task's axes: B, D; and num_sms, the GPU's SM count)"),
       sm("unknown axis in an argument", R"({"int64": "B * D"})", R"({"int64": "B * DD"})",
-         "c.json:11:51: plan.steps[1].args[3].int64: unknown axis 'DD' (the task's axes: B, D)"),
+         "c.json:11:51: plan.steps[1].args[3].int64: unknown axis 'DD' (the task's axes: B, D; and num_sms, the GPU's SM count)"),
       sm("scratch shadows an input", R"("buffers": {"partial")", R"("buffers": {"x")",
          "c.json:6:17: plan.buffers.x: the scratch buffer 'x' shadows the task's input"),
       sm("scratch declared twice",

@@ -135,7 +135,7 @@ TEST(Manifests, EveryFamilyManifestParsesAndNamesItsSource) {
 
 TEST(Manifests, MalformedManifestsGiveOneLinePositionedErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"source": "a.cuh", "knobs": {"k": {"values": [1]}}})", "m.json:1:1: : missing 'family'"},
+      {R"({"source": "a.cuh", "knobs": {"k": {"values": [1]}}})", "m.json:1:1: missing 'family'"},
       {R"({"family": "f", "source": "a.cuh", "knobs": {}})", "knobs: must be a non-empty object"},
       {R"({"family": "f", "source": "a.cuh", "knobs": {"k": {"values": [1.5]}}})", "knobs.k.values[0]: knob values are integers"},
       {R"({"family": "f", "source": "a.cuh", "knobs": {"k": {"values": [1]}}, "constraints": [{"lhs": "k +", "op": "<=", "rhs": "1", "why": "w"}]})",
