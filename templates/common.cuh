@@ -32,10 +32,14 @@ __device__ __forceinline__ void store_vec(float* __restrict__ p, const float (&r
   }
 }
 
-// Reduction operators: identity, combine. Max and min propagate NaN as torch does.
+// Reduction and scan operators: identity, combine. Max and min propagate NaN as torch does.
 struct Sum {
   static __device__ __forceinline__ float identity() { return 0.f; }
   static __device__ __forceinline__ float combine(float a, float b) { return a + b; }
+};
+struct Prod {
+  static __device__ __forceinline__ float identity() { return 1.f; }
+  static __device__ __forceinline__ float combine(float a, float b) { return a * b; }
 };
 struct Max {
   static __device__ __forceinline__ float identity() { return -__int_as_float(0x7f800000); }

@@ -45,6 +45,7 @@ struct CudaApi {
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
+  CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
   CUresult (*cuMemGetInfo)(size_t*, size_t*);
   CUresult (*cuCtxGetDevice)(CUdevice*);
   CUresult (*cuCtxGetCurrent)(CUcontext*);
@@ -81,6 +82,10 @@ void use_primary_context(int device);
 // The architecture NVRTC should target for a device: "sm_90a" for compute capability 9.0,
 // "sm_100a" for 10.0, "sm_103a" for 10.3; "sm_XY" for others.
 std::string device_arch(int device);
+
+// Queues `bytes` at `at` filled with `word` repeated at its width (4, 2 or 1 bytes); a size that
+// is not a multiple of the width gets the word's low byte. The runner's poison, in both processes.
+void fill_pattern(CUdeviceptr at, size_t bytes, uint32_t word, int width, CUstream stream);
 
 // The device of the current context (its ordinal in this process).
 int current_device();

@@ -46,7 +46,7 @@ bool resolve_all(CudaApi& a) {
          resolve(a.cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2") &&
          resolve(a.cuIpcCloseMemHandle, "cuIpcCloseMemHandle") &&
          resolve(a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") && resolve(a.cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
-         resolve(a.cuMemsetD32Async, "cuMemsetD32Async") && resolve(a.cuMemGetInfo, "cuMemGetInfo_v2") &&
+         resolve(a.cuMemsetD32Async, "cuMemsetD32Async") && resolve(a.cuMemsetD16Async, "cuMemsetD16Async") && resolve(a.cuMemGetInfo, "cuMemGetInfo_v2") &&
          resolve(a.cuCtxGetDevice, "cuCtxGetDevice") && resolve(a.cuCtxGetCurrent, "cuCtxGetCurrent") &&
          resolve(a.cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId") && resolve(a.cuDeviceGetName, "cuDeviceGetName") && resolve(a.cuDeviceGetUuid, "cuDeviceGetUuid_v2") &&
          (resolve(a.cuEventElapsedTime, "cuEventElapsedTime_v2") || resolve(a.cuEventElapsedTime, "cuEventElapsedTime"));
@@ -142,6 +142,17 @@ std::string device_arch(int device) {
   // The arch-specific targets unlock wgmma, setmaxnreg and tcgen05 on the chips kevo serves.
   if ((major == 9 && minor == 0) || (major == 10 && (minor == 0 || minor == 3))) arch += "a";
   return arch;
+}
+
+void fill_pattern(CUdeviceptr at, size_t bytes, uint32_t word, int width, CUstream stream) {
+  const CudaApi* api = cuda_api();
+  if (!api) throw std::runtime_error(cuda_driver_status().error);
+  if (width == 4 && bytes % 4 == 0)
+    check_cuda(api->cuMemsetD32Async(at, word, bytes / 4, stream), "cuMemsetD32Async(pattern)");
+  else if (width == 2 && bytes % 2 == 0)
+    check_cuda(api->cuMemsetD16Async(at, static_cast<unsigned short>(word), bytes / 2, stream), "cuMemsetD16Async(pattern)");
+  else
+    check_cuda(api->cuMemsetD8Async(at, static_cast<unsigned char>(word), bytes, stream), "cuMemsetD8Async(pattern)");
 }
 
 int current_device() {

@@ -57,7 +57,7 @@ class GpuWorker {
         TimingConfig cfg = timing_config(j.at("timing"));
         std::vector<Poison> poison = poison_list(j.at("poison"), base);
         cfg.before_each = [&](CUstream s) {
-          for (const Poison& p : poison) fill(p, s);
+          for (const Poison& p : poison) fill_pattern(p.at, p.bytes, p.word, p.width, s);
         };
         Timing t = time_on_gpu(enqueue, stream_, cfg);
         answer["timing"] = {{"median_ms", t.median_ms},       {"p20_ms", t.p20_ms},
@@ -151,21 +151,6 @@ class GpuWorker {
       out.push_back(x);
     }
     return out;
-  }
-
-  void fill(const Poison& p, CUstream s) {
-    if (p.width == 4) {
-      check_cuda(api_.cuMemsetD32Async(p.at, p.word, p.bytes / 4, s), "cuMemsetD32Async(poison)");
-    } else if (p.width == 2) {
-      // Two halves of a 32-bit word when aligned; the poison is a repeated 16-bit pattern anyway.
-      uint32_t w = (p.word & 0xffff) | (p.word & 0xffff) << 16;
-      if (p.bytes % 4 == 0 && p.at % 4 == 0)
-        check_cuda(api_.cuMemsetD32Async(p.at, w, p.bytes / 4, s), "cuMemsetD32Async(poison)");
-      else
-        check_cuda(api_.cuMemsetD8Async(p.at, static_cast<unsigned char>(p.word), p.bytes, s), "cuMemsetD8Async");
-    } else {
-      check_cuda(api_.cuMemsetD8Async(p.at, static_cast<unsigned char>(p.word), p.bytes, s), "cuMemsetD8Async(poison)");
-    }
   }
 
   static TimingConfig timing_config(const Json& t) {

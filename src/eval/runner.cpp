@@ -412,22 +412,11 @@ class Slot {
                                          static_cast<size_t>(b.bytes), nullptr),
                    "cuMemcpyDtoDAsync(input)");
       } else {
-        fill_poison(at, b, nullptr);
+        Poison p = poison_of(b.dtype);
+        fill_pattern(at, static_cast<size_t>(b.bytes), p.word, p.width, nullptr);
       }
     }
     check_cuda(api.cuCtxSynchronize(), "cuCtxSynchronize");
-  }
-
-  static void fill_poison(CUdeviceptr at, const ResolvedBuffer& b, CUstream s) {
-    const CudaApi& api = *cuda_api();
-    Poison p = poison_of(b.dtype);
-    if (p.width == 4 && b.bytes % 4 == 0) {
-      check_cuda(api.cuMemsetD32Async(at, p.word, static_cast<size_t>(b.bytes) / 4, s), "poison");
-    } else if (p.width == 2 && b.bytes % 4 == 0) {
-      check_cuda(api.cuMemsetD32Async(at, p.word | p.word << 16, static_cast<size_t>(b.bytes) / 4, s), "poison");
-    } else {
-      check_cuda(api.cuMemsetD8Async(at, static_cast<unsigned char>(p.word), static_cast<size_t>(b.bytes), s), "poison");
-    }
   }
 
   Json poison_list(const ResolvedPlan& plan, const Layout& l) {
@@ -436,8 +425,7 @@ class Slot {
       const ResolvedBuffer& b = plan.buffers[i];
       if (b.role != ResolvedBuffer::Output) continue;
       Poison p = poison_of(b.dtype);
-      int width = b.bytes % p.width ? 1 : p.width;
-      list.push_back({{"offset", l.offsets[i]}, {"bytes", b.bytes}, {"word", p.word}, {"width", width}});
+      list.push_back({{"offset", l.offsets[i]}, {"bytes", b.bytes}, {"word", p.word}, {"width", p.width}});
     }
     return list;
   }

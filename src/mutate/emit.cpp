@@ -108,6 +108,14 @@ std::string float_literal(double v) {
   return s + "f";
 }
 
+NormParts p_norm(double p) {
+  if (p == 2) return {"$ * $", "Sum", "sqrtf(s)"};
+  if (p == 1) return {"fabsf($)", "Sum", "s"};
+  if (std::isinf(p)) return {"fabsf($)", p > 0 ? "Max" : "Min", "s"};
+  if (p == 0) return {"($ != 0.f ? 1.f : 0.f)", "Sum", "s"};
+  return {"powf(fabsf($), " + float_literal(p) + ")", "Sum", "powf(s, " + float_literal(1.0 / p) + ")"};
+}
+
 bool is_elementwise(const Node& n) {
   if (n.outputs.size() != 1) return false;
   if (n.op == "constant") return true;

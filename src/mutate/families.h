@@ -62,6 +62,13 @@ std::string emit_region(const Graph& g, const Region& region, const std::functio
 
 std::string float_literal(double v);  // "0.5f", "1e-05f"
 
+// torch.norm / vector_norm of order p as a reduction: each value transformed ("$" stands for
+// it), the results combined with `combine` ("Sum", "Max" or "Min"), the combined `s` finished.
+struct NormParts {
+  std::string transform, combine, finish;
+};
+NormParts p_norm(double p);
+
 // A C++ identifier for a contract tensor name.
 std::string ident(const std::string& name);
 

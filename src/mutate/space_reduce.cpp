@@ -102,19 +102,8 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
     } else if (op == "norm") {
       const double pn = attr_number(n, "p", 2.0);
       r.what = "norm (p = " + float_literal(pn) + ")";
-      r.op = "kevo::SumOp";
-      if (pn == 2) {
-        r.transform = "$ * $", r.finish = "sqrtf(s)";
-      } else if (pn == 1) {
-        r.transform = "fabsf($)";
-      } else if (std::isinf(pn)) {
-        r.transform = "fabsf($)", r.op = pn > 0 ? "kevo::MaxOp" : "kevo::MinOp";
-      } else if (pn == 0) {
-        r.transform = "($ != 0.f ? 1.f : 0.f)";
-      } else {
-        r.transform = "powf(fabsf($), " + float_literal(pn) + ")";
-        r.finish = "powf(s, " + float_literal(1.0 / pn) + ")";
-      }
+      NormParts parts = p_norm(pn);
+      r.transform = parts.transform, r.op = "kevo::" + parts.combine + "Op", r.finish = parts.finish;
     } else {
       return false;
     }

@@ -112,7 +112,7 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
   } else if (op == "mean") {
     r.finish = "s / (float)count";
   } else if (op == "prod") {
-    r.op = "kevo::ScalarProd";
+    r.op = "kevo::Prod";
   } else if (op == "amax") {
     r.op = "kevo::Max";
   } else if (op == "amin") {
@@ -120,18 +120,10 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
   } else if (op == "norm") {
     const double pn = attr_number(n, "p", 2.0);
     r.what = "norm (p = " + float_literal(pn) + ") of every element";
-    if (pn == 2) {
-      r.value = "$0 * $0", r.finish = "sqrtf(s)";
-    } else if (pn == 1) {
-      r.value = "fabsf($0)";
-    } else if (std::isinf(pn)) {
-      r.value = "fabsf($0)", r.op = pn > 0 ? "kevo::Max" : "kevo::Min";
-    } else if (pn == 0) {
-      r.value = "($0 != 0.f ? 1.f : 0.f)";
-    } else {
-      r.value = "powf(fabsf($0), " + float_literal(pn) + ")";
-      r.finish = "powf(s, " + float_literal(1.0 / pn) + ")";
-    }
+    NormParts parts = p_norm(pn);
+    r.op = "kevo::" + parts.combine, r.finish = parts.finish;
+    r.value.clear();  // this family names its operands $0, $1, ...: the norm reads $0
+    for (char c : parts.transform) r.value += c == '$' ? std::string("$0") : std::string(1, c);
   } else {
     return false;
   }

@@ -41,10 +41,6 @@ struct FloatOp {
     return __shfl_xor_sync(0xffffffffu, s, offset, width);
   }
 };
-struct Prod {
-  static __device__ __forceinline__ float identity() { return 1.f; }
-  static __device__ __forceinline__ float combine(float a, float b) { return a * b; }
-};
 using SumOp = FloatOp<Sum>;
 using ProdOp = FloatOp<Prod>;
 using MaxOp = FloatOp<Max>;  // NaN propagates, as torch.amax

@@ -26,13 +26,8 @@ __device__ __forceinline__ void scalar_load(float (&r)[kVec], const float* __res
   }
 }
 
-struct ScalarProd {
-  static __device__ __forceinline__ float identity() { return 1.f; }
-  static __device__ __forceinline__ float combine(float a, float b) { return a * b; }
-};
-
 // The problem P (generated) supplies:
-//   P::Op                                  Sum, Max, Min or ScalarProd (common.cuh);
+//   P::Op                                  Sum, Prod, Max or Min (common.cuh);
 //   P::load<kVec, kCache>(p, i, v)         the prologue: values [i, i + kVec) of the flat
 //                                          domain of n elements;
 //   P::store(out, r, count)                the finish and the epilogue of the reduced value r

@@ -7,11 +7,6 @@
 
 namespace kevo {
 
-struct Prod {
-  static __device__ __forceinline__ float identity() { return 1.f; }
-  static __device__ __forceinline__ float combine(float a, float b) { return a * b; }
-};
-
 enum ScanLayout { kBlockPerRow = 0, kWarpPerRow = 1, kLookBack = 2, kThreadPerColumn = 3 };
 
 // Inclusive scan over the 32 lanes of a warp, in lane order.
