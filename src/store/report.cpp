@@ -196,7 +196,7 @@ Axis y_axis(const std::vector<double>& values) {
 
 // Layout of a plot, in SVG user units.
 constexpr double kLeft = 64, kTop = 40, kPlotW = 460, kPlotH = 300, kBottom = 52;
-constexpr double kLegendX = kLeft + kPlotW + 20, kLegendW = 200, kRight = 16;
+constexpr double kLegendX = kLeft + kPlotW + 20, kLegendW = 240, kRight = 16;
 constexpr double kWidth = kLegendX + kLegendW + kRight;
 constexpr double kLegendRow = 18, kLegendNote = 14;
 
