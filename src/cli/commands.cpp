@@ -23,6 +23,9 @@ const std::map<std::string, Entry>& commands() {
       {"compile-worker", {cmd_compile_worker, nullptr}},
       {"eval", {cmd_eval, "build a candidate and evaluate it on the GPU: correctness, timing, speedup"}},
       {"worker", {cmd_worker, nullptr}},
+      {"run", {cmd_run, "run a search campaign over tasks, on the GPU or replayed from recorded measurements"}},
+      {"resume", {cmd_resume, "continue a campaign file after its last complete generation"}},
+      {"sweep", {cmd_sweep, "measure many genomes of a task's design spaces and record them (for replay)"}},
       {"space", {cmd_space, "list a task's design spaces; render and compile samples of them (no GPU needed)"}},
       {"version", {cmd_version, "print kevo's version and the versions of the libraries it uses"}},
   };

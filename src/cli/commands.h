@@ -15,6 +15,9 @@ int cmd_compile_worker(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);
 int cmd_worker(const std::vector<std::string>& args);
 int cmd_space(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);
+int cmd_resume(const std::vector<std::string>& args);
+int cmd_sweep(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
 
 }  // namespace kevo::cli

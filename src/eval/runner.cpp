@@ -780,25 +780,32 @@ std::vector<Measurement> Evaluator::evaluate(const std::vector<EvalJob>& jobs) {
   std::atomic<size_t> next{0};
   std::mutex error_mu;
   std::string engine_error;
-  auto serve = [&](Slot& slot) {
+  std::vector<double> busy(impl_->slots.size(), 0.0);
+  auto serve = [&](Slot& slot, double& busy_seconds) {
     try {
       // This thread drives the slot's GPU: the driver's context and LibTorch's current device.
       use_primary_context(slot.device());
       c10::DeviceGuard device(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(slot.device())));
       torch::NoGradGuard no_grad;
-      for (size_t i; (i = next++) < jobs.size();) out[i] = EvaluationRun(slot, jobs[i]).run();
+      for (size_t i; (i = next++) < jobs.size();) {
+        auto job_start = Clock::now();
+        out[i] = EvaluationRun(slot, jobs[i]).run();
+        busy_seconds += seconds_since(job_start);
+      }
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(error_mu);
       engine_error = e.what();
     }
   };
   std::vector<std::thread> threads;
-  for (auto& slot : impl_->slots) threads.emplace_back(serve, std::ref(*slot));
+  for (size_t k = 0; k < impl_->slots.size(); ++k) threads.emplace_back(serve, std::ref(*impl_->slots[k]), std::ref(busy[k]));
   for (auto& t : threads) t.join();
   if (!engine_error.empty()) throw std::runtime_error(engine_error);
   EvalStats& s = impl_->stats;
   s.evaluations += static_cast<int>(jobs.size());
   s.wall_seconds += seconds_since(start);
+  s.busy_seconds.resize(busy.size(), 0.0);
+  for (size_t k = 0; k < busy.size(); ++k) s.busy_seconds[k] += busy[k];
   s.workers_replaced = 0;
   for (auto& slot : impl_->slots) s.workers_replaced += slot->replaced();
   for (const Measurement& m : out) s.candidate_gpu_seconds += m.gpu_seconds;

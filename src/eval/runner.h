@@ -47,6 +47,7 @@ struct EvalStats {
   double wall_seconds = 0;           // inside evaluate()
   double candidate_gpu_seconds = 0;  // the candidates' timed kernel time
   int workers_replaced = 0;
+  std::vector<double> busy_seconds;  // per GPU: time its slot spent evaluating jobs (oracle, trials, timing)
 };
 
 class Evaluator {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/json_doc.h"
+#include "core/sha256.h"
 
 namespace kevo::mutate {
 
@@ -77,6 +78,21 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
     }
   }
   return m;
+}
+
+const std::string& templates_hash() {
+  static const std::string hash = [] {
+    std::string all;
+    for (const auto& [path, text] : embedded_templates()) {
+      all += path;
+      all += '\0';
+      all += std::to_string(text.size());
+      all += '\0';
+      all += text;
+    }
+    return sha256_hex(all);
+  }();
+  return hash;
 }
 
 const std::string& template_text(const std::string& path) {

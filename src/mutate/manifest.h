@@ -41,6 +41,9 @@ Manifest parse_manifest(const std::string& text, const std::string& file);
 
 // Every file under templates/, embedded at build time: relative path -> text.
 const std::map<std::string, std::string>& embedded_templates();
+// Hex SHA-256 over every embedded template file (path and text, in path order): renders of a
+// genome are the same exactly when this is.
+const std::string& templates_hash();
 // The text of one file ("elementwise/elementwise.cuh"); throws std::out_of_range naming it.
 const std::string& template_text(const std::string& path);
 // The manifest of a family ("elementwise" -> templates/elementwise/manifest.json), parsed once.

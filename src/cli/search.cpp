@@ -1,0 +1,339 @@
+// `kevo run`, `kevo resume` and `kevo sweep`: campaigns and sweeps, on the GPU or replayed, with a
+// live progress line.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "core/error.h"
+#include "eval/cuda_driver.h"
+#include "search/campaign.h"
+#include "search/evaluator.h"
+#include "search/sweep.h"
+
+namespace kevo::cli {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string duration(double s) {
+  if (!(s >= 0) || s > 1e8) return "?";
+  long t = std::lround(s);
+  if (t >= 3600) return std::to_string(t / 3600) + "h" + fmt("%02.0f", (t % 3600) / 60.0) + "m";
+  if (t >= 60) return std::to_string(t / 60) + "m" + fmt("%02.0f", static_cast<double>(t % 60)) + "s";
+  return std::to_string(t) + "s";
+}
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Files as given; a folder stands for the .h5 files in it (sorted).
+std::vector<std::string> expand_replay(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const std::string& g : given) {
+    if (!is_dir(g)) {
+      out.push_back(g);
+      continue;
+    }
+    std::vector<std::string> found;
+    if (DIR* d = ::opendir(g.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n.size() > 3 && n.compare(n.size() - 3, 3, ".h5") == 0) found.push_back(g + "/" + n);
+      }
+      ::closedir(d);
+    }
+    if (found.empty()) throw InputError(Location{g, 0, 0}, "--replay", "holds no .h5 file");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+std::vector<int> parse_gpu_list(const std::string& s) {
+  std::vector<int> out;
+  if (s == "all") return out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) {
+    size_t used = 0;
+    int d = -1;
+    try {
+      d = std::stoi(part, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != part.size() || d < 0) throw InputError(Location{}, "--gpus", "takes 'all' or a list like 0,1,3");
+    out.push_back(d);
+  }
+  if (out.empty()) throw InputError(Location{}, "--gpus", "takes 'all' or a list like 0,1,3");
+  return out;
+}
+
+struct EvaluatorFlags {
+  std::vector<std::string> replay;
+  std::string fallback_replay, gpus = "all", torch_baseline, cache_dir;
+  int trials = 2;
+  double max_seconds = 2;
+  uint64_t seed = 1;
+
+  void add(po::options_description& o) {
+    o.add_options()("replay", po::value(&replay)->composing(),
+                    "answer from recorded measurements (a campaign or sweep file, or a folder of them); repeatable")(
+        "fallback-replay", po::value(&fallback_replay),
+        "where there is no GPU, replay from this file or folder instead (and say so)")(
+        "gpus", po::value(&gpus)->default_value("all"), "GPUs to measure on: all, or a list like 0,1")(
+        "trials", po::value(&trials)->default_value(2), "correctness trials per workload, each on fresh inputs")(
+        "max-seconds", po::value(&max_seconds)->default_value(2), "timing repetitions per workload, at most (s)")(
+        "torch-baseline", po::value(&torch_baseline), "tools/torch_baseline.py report: adds torch.compile figures")(
+        "cache-dir", po::value(&cache_dir), "CUBIN cache folder");
+  }
+
+  // The evaluator these flags ask for; `note` says plainly when the fallback replay was taken.
+  std::unique_ptr<search::VariantEvaluator> make(std::vector<std::string>& replay_used, std::string& note) {
+    if (trials < 1 || trials > 1000 || !(max_seconds > 0))
+      throw InputError(Location{}, "--trials", "--trials and --max-seconds need sane positive values");
+    std::vector<int> gpu_list = parse_gpu_list(gpus);
+    if (replay.empty() && !fallback_replay.empty() && !eval::cuda_driver_status().available) {
+      replay = {fallback_replay};
+      note = "no GPU here (" + eval::cuda_driver_status().error + "): replaying the measurements recorded in " +
+             fallback_replay + " instead of measuring";
+    }
+    if (!replay.empty()) {
+      replay_used = expand_replay(replay);
+      return search::make_replay_evaluator(replay_used);
+    }
+    search::GpuEvaluatorConfig g;
+    g.trials = trials;
+    g.seed = seed;
+    g.max_seconds = max_seconds;
+    g.gpus = gpu_list;
+    g.torch_baseline = torch_baseline;
+    g.cache_dir = cache_dir;
+    return search::make_gpu_evaluator(g);
+  }
+};
+
+std::string join_args(const std::string& cmd, const std::vector<std::string>& args) {
+  std::string s = "kevo " + cmd;
+  for (const auto& a : args) s += " " + a;
+  return s;
+}
+
+// One progress line: rewritten in place on a terminal, one line per generation otherwise.
+void show(const search::Progress& p) {
+  static const bool tty = ::isatty(STDERR_FILENO);
+  std::ostringstream line;
+  line << (p.replaying_file ? "re-deriving gen " : "gen ") << p.generation << " | evals " << p.evaluations << "/"
+       << p.budget << " | best";
+  for (const auto& [task, best] : p.best) line << " " << task << " " << fmt("%.2f", best) << "x";
+  if (p.gpu_busy_fraction > 0) line << " | GPU busy " << fmt("%.0f", 100 * p.gpu_busy_fraction) << "%";
+  line << " | " << duration(p.elapsed_seconds) << " elapsed, ~" << duration(p.seconds_left) << " left";
+  if (tty) std::cerr << "\r\033[K" << line.str() << std::flush;
+  else std::cerr << line.str() << "\n";
+}
+
+void summary(const store::CampaignContents& c, const search::VariantEvaluator& ev) {
+  if (::isatty(STDERR_FILENO)) std::cerr << "\n";
+  for (const auto& run : c.runs) {
+    const store::GenerationRecord* last = nullptr;
+    for (const auto& g : c.generations)
+      if (g.run == run.id && (!last || g.generation >= last->generation)) last = &g;
+    std::cout << run.task << ": ";
+    if (!last) {
+      std::cout << "no generation completed\n";
+      continue;
+    }
+    std::cout << last->evaluations << " evaluations";
+    if (last->unmeasured) std::cout << " (" << last->unmeasured << " had no recording: counted as unmeasured)";
+    if (last->duplicates) std::cout << ", " << last->duplicates << " duplicates recognised";
+    if (last->best_variant >= 0) {
+      for (const auto& v : c.variants)
+        if (v.id == last->best_variant) {
+          std::cout << "; best " << fmt("%.3f", last->best_fitness) << "x over eager: variant " << v.id << " " << v.space
+                    << "{";
+          for (size_t i = 0; i < v.genome.size(); ++i) std::cout << (i ? "," : "") << v.genome[i];
+          std::cout << "}";
+        }
+    } else {
+      std::cout << "; no correct variant yet";
+    }
+    std::cout << "\n";
+  }
+  if (!c.generations.empty()) {
+    const auto& g = c.generations.back();
+    if (g.gpus > 0 && g.wall_seconds > 0)
+      std::cout << "GPU busy " << fmt("%.1f", 100 * g.gpu_busy_seconds / (g.wall_seconds * g.gpus)) << "% of "
+                << duration(g.wall_seconds) << " on " << ev.describe() << "\n";
+  }
+}
+
+int input_error(const std::string& cmd, const std::exception& e) {
+  std::cerr << "kevo " << cmd << ": " << e.what() << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  search::CampaignConfig c;
+  EvaluatorFlags ev;
+  std::vector<std::string> tasks;
+  std::string out;
+  int64_t seed = 1;
+  bool force = false;
+  opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
+      "out", po::value(&out)->required(), "the campaign file to write (HDF5)")(
+      "force", po::bool_switch(&force), "replace an existing --out file")(
+      "policy", po::value(&c.arm)->default_value("random"), "the mutation policy: random")(
+      "budget-evals", po::value(&c.budget_evals)->default_value(500), "evaluations per task")(
+      "budget-seconds", po::value(&c.wall_seconds)->default_value(0), "stop proposing after this long (0: no limit)")(
+      "max-generations", po::value(&c.max_generations)->default_value(0), "generations at most (0: no limit)")(
+      "population", po::value(&c.population)->default_value(16), "offspring per island per generation")(
+      "islands", po::value(&c.islands)->default_value(2), "islands per task, with ring migration")(
+      "seed", po::value(&seed)->default_value(1), "the campaign's seed")(
+      "selection", po::value(&c.selection)->default_value("tournament"), "parent selection: tournament, proportional")(
+      "tournament", po::value(&c.tournament)->default_value(3), "tournament size")(
+      "migration-interval", po::value(&c.migration_interval)->default_value(4), "generations between migrations")(
+      "migrants", po::value(&c.migrants)->default_value(1), "elites each island sends to the next")(
+      "stagnation", po::value(&c.stagnation)->default_value(8), "generations without progress before an island is re-seeded")(
+      "reward", po::value(&c.reward)->default_value("bucketed"), "reward for policy updates: bucketed, log_speedup");
+  ev.add(opts);
+  po::positional_options_description pos;
+  pos.add("task", -1);
+  po::variables_map vm;
+  if (int rc = parse_options("run", "TASK.json... --out campaign.h5 [--budget-evals 500] [--replay space.h5]", args,
+                             opts, pos, vm);
+      rc >= 0)
+    return rc;
+  if (tasks.empty()) {
+    std::cerr << "kevo run: give at least one task contract\n";
+    return 2;
+  }
+  if (seed < 0) {
+    std::cerr << "kevo run: --seed must not be negative\n";
+    return 2;
+  }
+  c.seed = static_cast<uint64_t>(seed);
+  ev.seed = c.seed;
+  std::unique_ptr<search::VariantEvaluator> evaluator;
+  std::unique_ptr<search::Campaign> campaign;
+  std::string note;
+  try {
+    search::validate(c);
+    evaluator = ev.make(c.replay, note);
+    if (force) ::unlink(out.c_str());
+    campaign = search::Campaign::create(out, c, tasks, *evaluator, join_args("run", args));
+  } catch (const InputError& e) {
+    return input_error("run", e);
+  } catch (const std::runtime_error& e) {
+    return input_error("run", e);
+  }
+  if (!note.empty()) std::cout << "kevo run: " << note << "\n";
+  std::cout << "campaign " << campaign->contents().campaign_id << " -> " << out << ": " << tasks.size() << " task"
+            << (tasks.size() == 1 ? "" : "s") << ", policy " << c.arm << ", " << c.islands << " islands x "
+            << c.population << ", " << c.budget_evals << " evaluations per task, on " << evaluator->describe() << "\n";
+  try {
+    campaign->run(show);
+  } catch (const InputError& e) {
+    return input_error("run", e);
+  }
+  summary(campaign->contents(), *evaluator);
+  if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
+  return 0;
+}
+
+int cmd_resume(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::string path;
+  EvaluatorFlags ev;
+  opts.add_options()("campaign", po::value(&path)->required(), "the campaign file");
+  ev.add(opts);
+  po::positional_options_description pos;
+  pos.add("campaign", 1);
+  po::variables_map vm;
+  if (int rc = parse_options("resume", "campaign.h5", args, opts, pos, vm); rc >= 0) return rc;
+  std::unique_ptr<search::VariantEvaluator> evaluator;
+  std::unique_ptr<search::Campaign> campaign;
+  std::string note;
+  try {
+    search::CampaignConfig stored = search::Campaign::stored_config(path);
+    if (ev.replay.empty()) ev.replay = stored.replay;  // a replayed campaign goes on replaying
+    ev.seed = stored.seed;
+    std::vector<std::string> used;
+    evaluator = ev.make(used, note);
+    campaign = search::Campaign::resume(path, *evaluator);
+  } catch (const InputError& e) {
+    return input_error("resume", e);
+  } catch (const std::runtime_error& e) {
+    return input_error("resume", e);
+  }
+  if (!note.empty()) std::cout << "kevo resume: " << note << "\n";
+  std::cout << "resuming " << path << " on " << evaluator->describe() << "\n";
+  try {
+    campaign->run(show);
+  } catch (const InputError& e) {
+    return input_error("resume", e);
+  }
+  summary(campaign->contents(), *evaluator);
+  return 0;
+}
+
+int cmd_sweep(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  std::vector<std::string> tasks;
+  std::string out;
+  search::SweepConfig sc;
+  int64_t seed = 1;
+  EvaluatorFlags ev;
+  opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
+      "out", po::value(&out)->required(), "the sweep file (HDF5); an existing one is continued")(
+      "limit", po::value(&sc.limit)->default_value(200), "genomes per task, shared between its spaces")(
+      "seed", po::value(&seed)->default_value(1), "which genomes of spaces too large to measure whole")(
+      "batch", po::value(&sc.batch)->default_value(32), "genomes per batch (one commit each)")(
+      "sources", po::bool_switch(&sc.sources), "keep the candidates' texts in the file");
+  ev.add(opts);
+  po::positional_options_description pos;
+  pos.add("task", -1);
+  po::variables_map vm;
+  if (int rc = parse_options("sweep", "TASK.json... --out space.h5 [--limit 200]", args, opts, pos, vm); rc >= 0)
+    return rc;
+  if (tasks.empty() || seed < 0) {
+    std::cerr << "kevo sweep: give at least one task contract (and a seed >= 0)\n";
+    return 2;
+  }
+  sc.seed = static_cast<uint64_t>(seed);
+  std::unique_ptr<search::VariantEvaluator> evaluator;
+  std::string note;
+  try {
+    std::vector<std::string> used;
+    evaluator = ev.make(used, note);
+    std::cout << "sweep -> " << out << " on " << evaluator->describe() << "\n";
+    search::run_sweep(out, tasks, sc, *evaluator, join_args("sweep", args), [](const search::SweepProgress& p) {
+      std::cerr << p.task << ": " << p.measured << "/" << p.total << " measured, " << p.ok << " ok, best "
+                << fmt("%.3f", p.best) << "x";
+      if (p.gpu_busy_fraction > 0) std::cerr << ", GPU busy " << fmt("%.0f", 100 * p.gpu_busy_fraction) << "%";
+      std::cerr << "\n";
+    });
+  } catch (const InputError& e) {
+    return input_error("sweep", e);
+  } catch (const std::runtime_error& e) {
+    return input_error("sweep", e);
+  }
+  return 0;
+}
+
+}  // namespace kevo::cli

@@ -1,0 +1,85 @@
+// The Policy interface: the mutation operator of the search. A policy sees a parent (its genome and
+// measurement) and proposes a legal child with the log-probability of the mutation it sampled;
+// between generations it may learn from the rewards its proposals earned.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/task.h"
+#include "mutate/mutation.h"
+#include "mutate/space.h"
+
+namespace kevo::policy {
+
+// What a policy knows of one parent.
+struct Parent {
+  int64_t variant = -1;
+  mutate::Genome genome;
+  double fitness = 0;          // geometric-mean speedup over eager
+  double floor_fraction = 0;   // DRAM floor / measured time on the largest workload (0: unknown)
+  int registers = 0, shared_bytes = 0, spill_bytes = 0;
+  double occupancy = 0;
+};
+
+// The search's state a policy may condition on.
+struct Context {
+  const Task* task = nullptr;
+  const std::vector<std::unique_ptr<mutate::DesignSpace>>* spaces = nullptr;
+  int generation = 0;
+  int64_t evaluations = 0, budget = 0;
+  double best_fitness = 0;
+};
+
+// One child wanted: its parent, and another elite of the island a crossover may pair it with.
+struct Request {
+  Parent parent;
+  std::optional<Parent> mate;
+};
+
+struct Proposal {
+  mutate::Genome child;
+  mutate::Operator op = mutate::Operator::Point;
+  std::vector<int64_t> parents;  // variant ids
+  double log_prob = 0;           // of the sampled mutation under the policy
+  std::string action;            // the mutation in words: "point kVec=4", "space_switch reduce_rows"
+};
+
+// A proposal with the fitness its child earned (0: invalid or unmeasured) and the reward.
+struct Transition {
+  Proposal proposal;
+  Parent parent;
+  double child_fitness = 0;
+  bool valid = false;
+  double reward = 0;
+  int64_t group = 0;  // children of one parent in one generation share a group
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string name() const = 0;
+  // One legal proposal per request, in order.
+  virtual std::vector<Proposal> propose(const Context& context, const std::vector<Request>& requests,
+                                        std::mt19937_64& rng) = 0;
+  // Learns from the last generation's transitions; pure search ignores them.
+  virtual void update(const Context& context, const std::vector<Transition>& transitions) {}
+  // Parameters and optimizer state, for the campaign file; empty for a stateless policy.
+  virtual std::string checkpoint() const { return {}; }
+  virtual void restore(const std::string& bytes) {}
+};
+
+// Relative weights of the operators; an operator that cannot apply (a single space, no mate of
+// the same space) is left out and the others renormalised.
+struct RandomPolicyConfig {
+  double point = 4, multi = 2, crossover = 2, space_switch = 1;
+};
+
+// Pure search: an operator by weight, then uniform over that operator's legal mutations.
+std::unique_ptr<Policy> make_random_policy(const RandomPolicyConfig& config = {});
+
+}  // namespace kevo::policy

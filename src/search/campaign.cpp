@@ -1,0 +1,672 @@
+// The campaign loop. Everything a generation decides is a function of the configuration, the seed
+// and the measurements recorded so far: proposals for generation g+1 are drawn (while generation g
+// is measured) from the state after generation g-1, with an RNG forked from (seed, run, g, island).
+// That makes a replay campaign reproducible and lets `kevo resume` re-derive every committed
+// generation from the file's recordings, then go on.
+#include "search/campaign.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <future>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/sha256.h"
+#include "core/task.h"
+#include "mutate/space.h"
+#include "policy/policy.h"
+#include "search/archive.h"
+#include "search/build_info.h"
+#include "search/reward.h"
+#include "store/campaign_file.h"
+
+namespace kevo::search {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// An RNG for one (run, generation, island): independent of how many draws anything else made.
+std::mt19937_64 fork_rng(uint64_t seed, int run, int generation, int island) {
+  uint64_t h = splitmix(seed);
+  h = splitmix(h ^ static_cast<uint64_t>(run));
+  h = splitmix(h ^ static_cast<uint64_t>(generation));
+  h = splitmix(h ^ static_cast<uint64_t>(island));
+  return std::mt19937_64(h);
+}
+
+std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string random_hex(int bytes) {
+  std::random_device rd;
+  std::string s;
+  const char* hex = "0123456789abcdef";
+  for (int i = 0; i < bytes; ++i) {
+    unsigned v = rd() & 0xff;
+    s += hex[v >> 4];
+    s += hex[v & 15];
+  }
+  return s;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(Location{path, 0, 0}, "", "cannot read the file");
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Fraction of the DRAM floor reached on the largest workload (0 when unknown).
+double floor_fraction(const store::MeasurementRecord& m) {
+  const store::WorkloadRecord* big = nullptr;
+  for (const auto& w : m.workloads)
+    if (w.floor_ms > 0 && (!big || w.floor_ms > big->floor_ms)) big = &w;
+  return big && big->median_ms > 0 ? big->floor_ms / big->median_ms : 0;
+}
+
+struct Island {
+  Archive archive;
+  double best = 0;
+  int stale = 0;
+  bool reseed = false;
+};
+
+// The outcome of a measured variant, as later generations see it.
+struct Outcome {
+  policy::Parent stats;
+  bool valid = false;
+};
+
+struct Run {
+  int id = 0;
+  std::unique_ptr<Task> task;
+  std::vector<std::unique_ptr<mutate::DesignSpace>> spaces;
+  std::unique_ptr<policy::Policy> policy;
+  std::vector<Island> islands;
+  std::map<std::string, int64_t> by_hash;  // measured or in flight
+  std::map<int64_t, Outcome> outcomes;
+  int64_t proposed = 0, evaluations = 0, unmeasured = 0, duplicates = 0;
+  double best = 0;
+  int64_t best_variant = -1;
+  std::optional<Elite> best_elite;
+  bool done = false;
+  int idle_generations = 0;  // generations in a row without a new variant
+};
+
+// One generation's proposals across runs.
+struct Batch {
+  int generation = -1;
+  std::vector<store::VariantRecord> variants;            // every proposal, duplicates included
+  std::vector<std::string> sources;                      // per variant (empty for duplicates)
+  std::vector<policy::Proposal> proposals;               // per variant
+  std::vector<std::optional<policy::Parent>> parents;    // per variant: the first parent's stats
+  std::vector<EvalRequest> requests;                     // the new ones, in variant order
+  std::vector<size_t> variant_of_request;
+  std::vector<std::optional<store::MeasurementRecord>> premade;  // per request: a render failure
+  bool empty() const { return variants.empty(); }
+};
+
+}  // namespace
+
+struct Campaign::State {
+  std::string path;
+  CampaignConfig config;
+  Selection selection = Selection::Tournament;
+  VariantEvaluator* evaluator = nullptr;
+  store::CampaignContents contents;
+  std::vector<Run> runs;
+  int64_t next_variant = 0;
+  // Resume: generations up to `recorded_through` are answered from the file's recordings.
+  int recorded_through = -1;
+  std::map<int64_t, const store::MeasurementRecord*> recorded;
+  std::map<int64_t, const store::VariantRecord*> recorded_variants;
+  std::set<std::string> stored_sources;
+  double wall_base = 0, busy_base = 0;  // cumulative figures of earlier sessions
+  Clock::time_point start = Clock::now();
+  double busy_at_start = 0;
+
+  void init_runs(const std::vector<store::TaskRecord>& tasks) {
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      Run r;
+      r.id = static_cast<int>(i);
+      r.task = std::make_unique<Task>(parse_task(tasks[i].contract, tasks[i].name + ".json"));
+      r.spaces = mutate::lower(*r.task);
+      if (r.spaces.empty())
+        throw InputError(Location{tasks[i].name, 0, 0}, "", "no design space serves this task (see kevo space)");
+      if (config.arm == "random") r.policy = policy::make_random_policy();
+      else throw InputError(Location{}, "--policy", "unknown policy '" + config.arm + "' (have: random)");
+      r.islands.resize(static_cast<size_t>(config.islands));
+      runs.push_back(std::move(r));
+    }
+  }
+
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+  // ---- propose ------------------------------------------------------------------------------
+
+  std::optional<policy::Parent> parent_of(const Run& run, const policy::Proposal& p) const {
+    if (p.parents.empty()) return std::nullopt;
+    auto it = run.outcomes.find(p.parents.front());
+    if (it == run.outcomes.end()) return std::nullopt;
+    return it->second.stats;
+  }
+
+  Batch propose(int g) {
+    Batch b;
+    b.generation = g;
+    if (config.max_generations > 0 && g >= config.max_generations) return b;
+    if (config.wall_seconds > 0 && elapsed() >= config.wall_seconds) return b;
+    for (Run& run : runs) {
+      if (run.done) continue;
+      int64_t remaining = config.budget_evals - run.proposed;
+      const size_t before = b.requests.size();
+      for (int i = 0; i < config.islands && remaining > 0; ++i) {
+        Island& isl = run.islands[static_cast<size_t>(i)];
+        std::mt19937_64 rng = fork_rng(config.seed, run.id, g, i);
+        const int n = static_cast<int>(std::min<int64_t>(config.population, remaining));
+        std::vector<policy::Proposal> props = draw(run, isl, n, g, rng);
+        for (policy::Proposal& p : props) {
+          if (remaining <= 0) break;
+          remaining -= add(b, run, i, g, p, isl, rng);
+        }
+        isl.reseed = false;
+      }
+      run.idle_generations = b.requests.size() == before ? run.idle_generations + 1 : 0;
+      // Done when the budget is handed out, or when three generations in a row found nothing new
+      // (a space exhausted).
+      if (run.proposed >= config.budget_evals || run.idle_generations >= 3) run.done = true;
+    }
+    return b;
+  }
+
+  policy::Context context(const Run& run, int g) const {
+    policy::Context c;
+    c.task = run.task.get();
+    c.spaces = &run.spaces;
+    c.generation = g;
+    c.evaluations = run.evaluations;
+    c.budget = config.budget_evals;
+    c.best_fitness = run.best;
+    return c;
+  }
+
+  std::vector<policy::Proposal> draw(Run& run, Island& isl, int n, int g, std::mt19937_64& rng) {
+    std::vector<policy::Proposal> out;
+    if (isl.archive.empty() || isl.reseed) {
+      for (int k = 0; k < n; ++k) out.push_back(seed_proposal(run, isl.reseed, rng));
+      return out;
+    }
+    std::vector<policy::Request> requests;
+    for (int k = 0; k < n; ++k) requests.push_back(request(isl, rng));
+    return run.policy->propose(context(run, g), requests, rng);
+  }
+
+  policy::Request request(const Island& isl, std::mt19937_64& rng) const {
+    policy::Request r;
+    const Elite& p = select_parent(isl.archive, selection, config.tournament, rng);
+    r.parent = p.parent;
+    if (isl.archive.size() > 1) r.mate = select_parent(isl.archive, selection, config.tournament, rng, &p).parent;
+    return r;
+  }
+
+  policy::Proposal seed_proposal(const Run& run, bool reseed, std::mt19937_64& rng) const {
+    policy::Proposal p;
+    const auto& space = run.spaces[std::uniform_int_distribution<size_t>(0, run.spaces.size() - 1)(rng)];
+    p.child = space->random_genome(rng);
+    p.op = reseed ? mutate::Operator::Reseed : mutate::Operator::Seed;
+    p.action = std::string(mutate::to_string(p.op)) + " " + space->id();
+    return p;
+  }
+
+  // Renders and records one proposal; re-proposes a duplicate up to dedupe_retries times. Returns
+  // 1 when it became a new variant to measure, 0 when it stayed a duplicate.
+  int add(Batch& b, Run& run, int island, int g, policy::Proposal p, Island& isl, std::mt19937_64& rng) {
+    std::string source, hash, render_error;
+    for (int attempt = 0;; ++attempt) {
+      render_error.clear();
+      try {
+        const mutate::DesignSpace* space = mutate::find_space(run.spaces, p.child.space);
+        source = space->render(p.child);
+      } catch (const std::exception& e) {
+        source.clear();
+        render_error = e.what();
+      }
+      hash = sha256_hex(source.empty() ? "render:" + p.child.to_string() : source);
+      if (!run.by_hash.count(hash) || attempt >= config.dedupe_retries) break;
+      // A duplicate: ask again (from the same parent when there was one).
+      if (isl.archive.empty() || p.parents.empty()) {
+        p = seed_proposal(run, p.op == mutate::Operator::Reseed, rng);
+      } else {
+        policy::Request r;
+        auto it = run.outcomes.find(p.parents.front());
+        r.parent = it != run.outcomes.end() ? it->second.stats : request(isl, rng).parent;
+        if (isl.archive.size() > 1) r.mate = select_parent(isl.archive, selection, config.tournament, rng).parent;
+        p = run.policy->propose(context(run, g), {r}, rng).front();
+      }
+    }
+    store::VariantRecord v;
+    v.id = next_variant++;
+    v.run = run.id;
+    v.generation = g;
+    v.island = island;
+    v.space = p.child.space;
+    v.genome = p.child.values;
+    v.source_hash = hash;
+    v.parents = p.parents;
+    v.op = mutate::to_string(p.op);
+    v.log_prob = p.log_prob;
+    auto dup = run.by_hash.find(hash);
+    if (dup != run.by_hash.end()) {
+      v.duplicate_of = dup->second;
+      run.duplicates++;
+    }
+    b.variants.push_back(v);
+    b.sources.push_back(v.duplicate_of >= 0 ? std::string() : source);
+    b.parents.push_back(parent_of(run, p));
+    b.proposals.push_back(std::move(p));
+    if (v.duplicate_of >= 0) return 0;
+    run.by_hash[hash] = v.id;
+    run.proposed++;
+    EvalRequest req;
+    req.task = run.task.get();
+    req.variant = v.id;
+    req.space = v.space;
+    req.genome = v.genome;
+    req.source = source;
+    req.source_hash = hash;
+    b.requests.push_back(std::move(req));
+    b.variant_of_request.push_back(b.variants.size() - 1);
+    if (!render_error.empty()) {
+      store::MeasurementRecord m;
+      m.variant = v.id;
+      m.status = "internal_error";
+      m.error = "kevo: rendering " + b.proposals.back().child.to_string() + ": " + render_error;
+      b.premade.emplace_back(m);
+    } else {
+      b.premade.emplace_back();
+    }
+    return 1;
+  }
+
+  // ---- measure --------------------------------------------------------------------------------
+
+  bool from_file(const Batch& b) const { return b.generation <= recorded_through; }
+
+  std::vector<store::MeasurementRecord> measure(const Batch& b) {
+    std::vector<store::MeasurementRecord> out(b.requests.size());
+    if (from_file(b)) {
+      for (size_t i = 0; i < b.requests.size(); ++i) {
+        const store::VariantRecord& mine = b.variants[b.variant_of_request[i]];
+        auto v = recorded_variants.find(mine.id);
+        auto m = recorded.find(mine.id);
+        if (v == recorded_variants.end() || v->second->source_hash != mine.source_hash || m == recorded.end())
+          throw InputError(Location{path, 0, 0}, "",
+                           "cannot resume: generation " + std::to_string(b.generation) + " does not re-derive as "
+                           "recorded (variant " + std::to_string(mine.id) + "); the templates or kevo changed since");
+        out[i] = *m->second;
+      }
+      return out;
+    }
+    std::vector<EvalRequest> live;
+    std::vector<size_t> live_of;
+    for (size_t i = 0; i < b.requests.size(); ++i) {
+      if (b.premade[i]) {
+        out[i] = *b.premade[i];
+      } else {
+        live.push_back(b.requests[i]);
+        live_of.push_back(i);
+      }
+    }
+    std::vector<store::MeasurementRecord> got = evaluator->measure(live);
+    for (size_t j = 0; j < got.size(); ++j) {
+      out[live_of[j]] = std::move(got[j]);
+      out[live_of[j]].variant = live[j].variant;
+    }
+    return out;
+  }
+
+  // ---- insert and update ----------------------------------------------------------------------
+
+  void insert(const Batch& b, const std::vector<store::MeasurementRecord>& results) {
+    std::map<int, std::vector<policy::Transition>> transitions;
+    std::map<int64_t, int64_t> group_of_parent;
+    for (size_t i = 0; i < b.requests.size(); ++i) {
+      const store::VariantRecord& v = b.variants[b.variant_of_request[i]];
+      const store::MeasurementRecord& m = results[i];
+      Run& run = runs[static_cast<size_t>(v.run)];
+      run.evaluations++;
+      if (m.status == "unmeasured") run.unmeasured++;
+      Outcome o;
+      o.valid = m.status == "ok" && m.fitness > 0;
+      o.stats.variant = v.id;
+      o.stats.genome = {v.space, v.genome};
+      o.stats.fitness = o.valid ? m.fitness : 0;
+      o.stats.floor_fraction = floor_fraction(m);
+      o.stats.registers = m.registers;
+      o.stats.shared_bytes = m.shared_bytes;
+      o.stats.spill_bytes = m.spill_bytes;
+      o.stats.occupancy = m.occupancy;
+      run.outcomes[v.id] = o;
+      const double run_best_before = run.best;
+      if (o.valid) {
+        Elite e{o.stats, cell_of(v.space, m.occupancy, config.occupancy_bands), b.generation};
+        run.islands[static_cast<size_t>(v.island)].archive.insert(e);
+        if (m.fitness > run.best) {
+          run.best = m.fitness;
+          run.best_variant = v.id;
+          run.best_elite = e;
+        }
+      }
+      const size_t k = b.variant_of_request[i];
+      if (b.parents[k]) {
+        policy::Transition t;
+        t.proposal = b.proposals[k];
+        t.parent = *b.parents[k];
+        t.child_fitness = o.stats.fitness;
+        t.valid = o.valid;
+        t.reward = reward(config.reward, t.valid, t.parent.fitness, t.child_fitness, run_best_before);
+        t.group = group_of_parent.emplace(t.parent.variant, static_cast<int64_t>(group_of_parent.size())).first->second;
+        transitions[run.id].push_back(std::move(t));
+      }
+    }
+    for (Run& run : runs) {
+      if (transitions.count(run.id)) run.policy->update(context(run, b.generation), transitions[run.id]);
+      stagnation(run);
+      migrate(run, b.generation);
+    }
+  }
+
+  void stagnation(Run& run) {
+    for (Island& isl : run.islands) {
+      const Elite* best = isl.archive.best();
+      double f = best ? best->parent.fitness : 0;
+      if (f > isl.best) {
+        isl.best = f;
+        isl.stale = 0;
+        continue;
+      }
+      if (isl.archive.empty() || ++isl.stale < config.stagnation) continue;
+      // A stale island starts over from fresh seeds, keeping the run's best as its anchor.
+      isl.archive.clear();
+      if (run.best_elite) isl.archive.insert(*run.best_elite);
+      isl.best = run.best_elite ? run.best_elite->parent.fitness : 0;
+      isl.stale = 0;
+      isl.reseed = true;
+    }
+  }
+
+  void migrate(Run& run, int g) {
+    const int n = config.islands;
+    if (n < 2 || config.migration_interval <= 0 || (g + 1) % config.migration_interval != 0) return;
+    std::vector<std::vector<Elite>> outgoing(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+      for (const Elite* e : run.islands[static_cast<size_t>(i)].archive.top(static_cast<size_t>(config.migrants)))
+        outgoing[static_cast<size_t>(i)].push_back(*e);
+    for (int i = 0; i < n; ++i)
+      for (const Elite& e : outgoing[static_cast<size_t>(i)]) run.islands[static_cast<size_t>((i + 1) % n)].archive.insert(e);
+  }
+
+  // ---- commit ---------------------------------------------------------------------------------
+
+  void commit(const Batch& b, const std::vector<store::MeasurementRecord>& results) {
+    for (size_t k = 0; k < b.variants.size(); ++k) {
+      contents.variants.push_back(b.variants[k]);
+      const std::string& hash = b.variants[k].source_hash;
+      if (!b.sources[k].empty() && stored_sources.insert(hash).second) contents.sources.push_back({hash, b.sources[k]});
+    }
+    for (const auto& m : results) contents.measurements.push_back(m);
+    // Archive snapshots: every tenth generation is kept, and always the latest.
+    auto& a = contents.archive;
+    a.erase(std::remove_if(a.begin(), a.end(), [](const store::ArchiveEntry& e) { return e.generation % 10 != 0; }),
+            a.end());
+    for (const Run& run : runs)
+      for (size_t i = 0; i < run.islands.size(); ++i)
+        for (const auto& [cell, e] : run.islands[i].archive.cells())
+          a.push_back({run.id, b.generation, static_cast<int32_t>(i), cell, e.parent.variant, e.parent.fitness});
+    for (const Run& run : runs) {
+      store::GenerationRecord g;
+      g.run = run.id;
+      g.generation = b.generation;
+      g.evaluations = run.evaluations;
+      g.unmeasured = run.unmeasured;
+      g.duplicates = run.duplicates;
+      g.best_fitness = run.best;
+      g.best_variant = run.best_variant;
+      g.wall_seconds = wall_base + elapsed();
+      g.gpu_busy_seconds = busy_base + evaluator->gpu_busy_seconds() - busy_at_start;
+      g.gpus = evaluator->gpus();
+      contents.generations.push_back(g);
+    }
+    for (const Run& run : runs) {
+      std::string bytes = run.policy->checkpoint();
+      if (!bytes.empty()) contents.checkpoints.push_back({run.id, b.generation, "policy", bytes});
+    }
+    store::write_campaign(path, contents);
+  }
+
+  Progress progress(int g, bool replaying) const {
+    Progress p;
+    p.generation = g;
+    p.replaying_file = replaying;
+    for (const Run& run : runs) {
+      p.evaluations += run.evaluations;
+      p.budget += config.budget_evals;
+      p.unmeasured += run.unmeasured;
+      p.duplicates += run.duplicates;
+      p.best.emplace_back(run.task->name, run.best);
+    }
+    p.elapsed_seconds = elapsed();
+    const int gpus = evaluator->gpus();
+    if (gpus > 0 && p.elapsed_seconds > 0)
+      p.gpu_busy_fraction = (evaluator->gpu_busy_seconds() - busy_at_start) / (p.elapsed_seconds * gpus);
+    int64_t done_now = 0;
+    for (const Run& run : runs) done_now += run.evaluations;
+    const int64_t left = p.budget - p.evaluations;
+    if (done_now > 0) p.seconds_left = p.elapsed_seconds / static_cast<double>(done_now) * static_cast<double>(left);
+    if (config.wall_seconds > 0) p.seconds_left = std::min(p.seconds_left, std::max(0.0, config.wall_seconds - p.elapsed_seconds));
+    return p;
+  }
+
+  void loop(const std::function<void(const Progress&)>& report) {
+    int g = 0;
+    Batch cur = propose(g);
+    if (!from_file(cur)) evaluator->prepare(cur.requests);
+    while (!cur.empty()) {
+      // Measure this generation while the next one is proposed and compiled.
+      std::future<std::vector<store::MeasurementRecord>> measuring =
+          std::async(std::launch::async, [&] { return measure(cur); });
+      Batch next;
+      try {
+        next = propose(cur.generation + 1);
+        if (!next.empty() && !from_file(next)) evaluator->prepare(next.requests);
+      } catch (...) {
+        measuring.wait();
+        throw;
+      }
+      std::vector<store::MeasurementRecord> results = measuring.get();
+      insert(cur, results);
+      const bool replaying = from_file(cur);
+      if (!replaying) commit(cur, results);
+      if (report) report(progress(cur.generation, replaying));
+      cur = std::move(next);
+    }
+  }
+};
+
+// ---- configuration -----------------------------------------------------------------------------
+
+void validate(const CampaignConfig& c) {
+  auto bad = [](const std::string& flag, const std::string& why) { throw InputError(Location{}, flag, why); };
+  Selection s;
+  if (c.population < 1 || c.population > 100000) bad("--population", "must be between 1 and 100000");
+  if (c.islands < 1 || c.islands > 1000) bad("--islands", "must be between 1 and 1000");
+  if (c.budget_evals < 1) bad("--budget-evals", "must be at least 1");
+  if (c.max_generations < 0) bad("--max-generations", "must not be negative");
+  if (!(c.wall_seconds >= 0)) bad("--budget-seconds", "must not be negative");
+  if (!parse_selection(c.selection, s)) bad("--selection", "'" + c.selection + "': use tournament or proportional");
+  if (c.tournament < 1) bad("--tournament", "must be at least 1");
+  if (c.migration_interval < 0 || c.migrants < 0) bad("--migration-interval", "must not be negative");
+  if (c.stagnation < 1) bad("--stagnation", "must be at least 1");
+  if (c.occupancy_bands < 1 || c.occupancy_bands > 64) bad("--occupancy-bands", "must be between 1 and 64");
+  if (c.dedupe_retries < 0) bad("--dedupe-retries", "must not be negative");
+  if (!valid_reward(c.reward)) bad("--reward", "'" + c.reward + "': use bucketed or log_speedup");
+  if (c.arm != "random") bad("--policy", "unknown policy '" + c.arm + "' (have: random)");
+}
+
+std::string config_to_json(const CampaignConfig& c) {
+  json j;
+  j["arm"] = c.arm;
+  j["seed"] = c.seed;
+  j["population"] = c.population;
+  j["islands"] = c.islands;
+  j["budget_evals"] = c.budget_evals;
+  j["max_generations"] = c.max_generations;
+  j["wall_seconds"] = c.wall_seconds;
+  j["selection"] = c.selection;
+  j["tournament"] = c.tournament;
+  j["migration_interval"] = c.migration_interval;
+  j["migrants"] = c.migrants;
+  j["stagnation"] = c.stagnation;
+  j["occupancy_bands"] = c.occupancy_bands;
+  j["dedupe_retries"] = c.dedupe_retries;
+  j["reward"] = c.reward;
+  j["replay"] = c.replay;
+  return j.dump();
+}
+
+CampaignConfig config_from_json(const std::string& text) {
+  CampaignConfig c;
+  try {
+    json j = json::parse(text);
+    c.arm = j.at("arm").get<std::string>();
+    c.seed = j.at("seed").get<uint64_t>();
+    c.population = j.at("population").get<int>();
+    c.islands = j.at("islands").get<int>();
+    c.budget_evals = j.at("budget_evals").get<int64_t>();
+    c.max_generations = j.at("max_generations").get<int>();
+    c.wall_seconds = j.at("wall_seconds").get<double>();
+    c.selection = j.at("selection").get<std::string>();
+    c.tournament = j.at("tournament").get<int>();
+    c.migration_interval = j.at("migration_interval").get<int>();
+    c.migrants = j.at("migrants").get<int>();
+    c.stagnation = j.at("stagnation").get<int>();
+    c.occupancy_bands = j.at("occupancy_bands").get<int>();
+    c.dedupe_retries = j.at("dedupe_retries").get<int>();
+    c.reward = j.at("reward").get<std::string>();
+    c.replay = j.at("replay").get<std::vector<std::string>>();
+  } catch (const json::exception& e) {
+    throw InputError(Location{}, "runs/config", std::string("not a campaign configuration: ") + e.what());
+  }
+  validate(c);
+  return c;
+}
+
+// ---- Campaign ------------------------------------------------------------------------------------
+
+Campaign::Campaign() : s_(std::make_unique<State>()) {}
+Campaign::~Campaign() = default;
+
+const store::CampaignContents& Campaign::contents() const { return s_->contents; }
+
+std::unique_ptr<Campaign> Campaign::create(const std::string& path, const CampaignConfig& config,
+                                           const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
+                                           const std::string& command) {
+  validate(config);
+  if (exists(path))
+    throw InputError(Location{path, 0, 0}, "", "exists already; continue it with `kevo resume " + path +
+                                                   "` or choose another --out");
+  std::unique_ptr<Campaign> c(new Campaign());
+  State& s = *c->s_;
+  s.path = path;
+  s.config = config;
+  parse_selection(config.selection, s.selection);
+  s.evaluator = &evaluator;
+  store::CampaignContents& k = s.contents;
+  k.campaign_id = random_hex(8);
+  k.kevo_version = kevo_version();
+  k.kevo_commit = kevo_commit();
+  k.created = now_iso();
+  k.templates_hash = mutate::templates_hash();
+  k.command = command;
+  std::set<std::string> names;
+  for (const std::string& f : task_files) {
+    std::string text = read_text(f);
+    Task t = parse_task(text, f);  // errors name the user's file
+    if (!names.insert(t.name).second) throw InputError(Location{f, 0, 0}, "name", "task '" + t.name + "' given twice");
+    k.tasks.push_back({t.name, text, sha256_hex(text)});
+  }
+  s.init_runs(k.tasks);
+  for (const Run& r : s.runs)
+    k.runs.push_back({r.id, r.task->name, config.arm, config.seed, config_to_json(config)});
+  store::write_campaign(path, k);  // the file exists from the start: tasks, runs, no generation yet
+  return c;
+}
+
+CampaignConfig Campaign::stored_config(const std::string& path) {
+  store::CampaignContents k = store::read_campaign(path);
+  if (k.runs.empty()) throw InputError(Location{path, 0, 0}, "", "campaign file: holds no run");
+  return config_from_json(k.runs.front().config);
+}
+
+std::unique_ptr<Campaign> Campaign::resume(const std::string& path, VariantEvaluator& evaluator) {
+  std::unique_ptr<Campaign> c(new Campaign());
+  State& s = *c->s_;
+  s.path = path;
+  s.evaluator = &evaluator;
+  s.contents = store::read_campaign(path);
+  store::CampaignContents& k = s.contents;
+  if (k.runs.empty()) throw InputError(Location{path, 0, 0}, "", "campaign file: holds no run");
+  s.config = config_from_json(k.runs.front().config);
+  parse_selection(s.config.selection, s.selection);
+  if (k.templates_hash != mutate::templates_hash())
+    throw InputError(Location{path, 0, 0}, "",
+                     "cannot resume: the file was written with other kernel templates (kevo " + k.kevo_commit + ")");
+  s.init_runs(k.tasks);
+  for (const auto& g : k.generations) {
+    if (g.generation > s.recorded_through) {
+      s.recorded_through = g.generation;
+      s.wall_base = g.wall_seconds;
+      s.busy_base = g.gpu_busy_seconds;
+    }
+  }
+  for (const auto& v : k.variants) s.recorded_variants[v.id] = &v;
+  for (const auto& m : k.measurements) s.recorded[m.variant] = &m;
+  for (const auto& src : k.sources) s.stored_sources.insert(src.hash);
+  return c;
+}
+
+void Campaign::run(const std::function<void(const Progress&)>& progress) {
+  s_->start = Clock::now();
+  s_->busy_at_start = s_->evaluator->gpu_busy_seconds();
+  s_->loop(progress);
+}
+
+}  // namespace kevo::search

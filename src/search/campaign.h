@@ -1,0 +1,76 @@
+// The campaign loop of DESIGN.md: per task a run; per run islands of MAP-Elites archives whose
+// elites are the population; each generation reads as five verbs: propose (policy) -> build
+// (overlapping the previous batch's measurement) -> measure -> insert (archive, migration,
+// stagnation) -> update (policy) and commit (campaign file, atomically).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "search/evaluator.h"
+#include "store/records.h"
+
+namespace kevo::search {
+
+struct CampaignConfig {
+  std::string arm = "random";          // the policy
+  uint64_t seed = 1;
+  int population = 16;                 // offspring per island per generation (and seeds per island)
+  int islands = 2;
+  int64_t budget_evals = 500;          // per task: variants sent to the evaluator (duplicates are free)
+  int max_generations = 0;             // 0: no limit
+  double wall_seconds = 0;             // 0: no limit (measured from the start of this process)
+  std::string selection = "tournament";  // or "proportional"
+  int tournament = 3;
+  int migration_interval = 4;          // generations between ring migrations
+  int migrants = 1;                    // elites each island sends to the next
+  int stagnation = 8;                  // generations without a better island best before it is re-seeded
+  int occupancy_bands = 4;             // MAP-Elites: cells are (space, occupancy band)
+  int dedupe_retries = 8;              // re-proposals before a duplicate is accepted as such
+  std::string reward = "bucketed";     // "bucketed" (-1 invalid, 0, 1 for >=5% over the parent, 2 for a new best) or "log_speedup"
+  std::vector<std::string> replay;     // replay files; empty: the GPU
+};
+
+// Checks the values; throws InputError ("--population: ...") naming the first bad one.
+void validate(const CampaignConfig& c);
+std::string config_to_json(const CampaignConfig& c);
+CampaignConfig config_from_json(const std::string& text);  // throws InputError
+
+struct Progress {
+  int generation = 0;
+  int64_t evaluations = 0, budget = 0, unmeasured = 0, duplicates = 0;
+  std::vector<std::pair<std::string, double>> best;  // per task: best fitness so far
+  double elapsed_seconds = 0;      // this process
+  double gpu_busy_fraction = 0;    // this process: worker busy time / (elapsed x GPUs); 0 on replay
+  double seconds_left = 0;         // estimated
+  bool replaying_file = false;     // re-deriving generations already in the file (resume)
+};
+
+class Campaign {
+ public:
+  // A new campaign over these task contracts, written to `path` (which must not exist yet).
+  // Throws InputError for a bad task file or configuration.
+  static std::unique_ptr<Campaign> create(const std::string& path, const CampaignConfig& config,
+                                          const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
+                                          const std::string& command);
+  // Re-opens a campaign file: the configuration and tasks are the file's; the generations it holds
+  // are re-derived from its recordings (no evaluation) and the search continues after them.
+  static std::unique_ptr<Campaign> resume(const std::string& path, VariantEvaluator& evaluator);
+  // The configuration stored in a campaign file (to build the matching evaluator before resume()).
+  static CampaignConfig stored_config(const std::string& path);
+
+  ~Campaign();
+  // Runs until every run's budget is spent, a limit is reached or the search space is exhausted.
+  void run(const std::function<void(const Progress&)>& progress = {});
+  const store::CampaignContents& contents() const;
+
+ private:
+  Campaign();
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace kevo::search

@@ -1,0 +1,192 @@
+// `kevo run`, `kevo resume` and `kevo sweep` as a user drives them: replayed campaigns killed with
+// SIGKILL at random moments and resumed finish with the archive of an uninterrupted run; bad
+// flags and corrupt files get one line and exit 2 without touching the file.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "eval/cuda_driver.h"
+#include "search/sweep.h"
+#include "store/campaign_file.h"
+#include "tests/cli/run_kevo.h"
+#include "tests/search/synthetic_evaluator.h"
+
+namespace kevo {
+namespace {
+
+const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
+
+std::string temp_path(const std::string& name) {
+  static int n = 0;
+  return ::testing::TempDir() + "kevo_run_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + "_" + name;
+}
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A landscape recorded by a synthetic "GPU": what CI replays.
+const std::string& replay_file() {
+  static const std::string path = [] {
+    std::string p = temp_path("space.h5");
+    search::SweepConfig sc;
+    sc.limit = 400;
+    sc.batch = 100;
+    testing::SyntheticEvaluator ev;
+    search::run_sweep(p, {kRoot + "tasks/01_relu.json", kRoot + "tasks/06_sum_dim1.json"}, sc, ev, "test");
+    return p;
+  }();
+  return path;
+}
+
+std::string campaign_args(const std::string& out) {
+  return kRoot + "tasks/01_relu.json " + kRoot + "tasks/06_sum_dim1.json --replay " + replay_file() + " --out " + out +
+         " --budget-evals 90 --population 5 --islands 2 --seed 11";
+}
+
+// The final archive and every variant: what must not depend on interruptions.
+std::string fingerprint(const std::string& path) {
+  store::CampaignContents k = store::read_campaign(path);
+  std::ostringstream s;
+  for (const auto& v : k.variants) s << v.id << ' ' << v.run << ' ' << v.source_hash << ' ' << v.duplicate_of << '\n';
+  for (const auto& m : k.measurements) s << m.variant << ' ' << m.status << ' ' << m.fitness << '\n';
+  int last = -1;
+  for (const auto& a : k.archive) last = std::max(last, a.generation);
+  for (const auto& a : k.archive)
+    if (a.generation == last) s << a.run << ' ' << a.island << ' ' << a.cell << ' ' << a.variant << '\n';
+  return s.str();
+}
+
+// Starts kevo with these arguments, SIGKILLs it after `ms` milliseconds; true when it finished first.
+bool run_and_kill(const std::vector<std::string>& args, int ms) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    std::vector<char*> argv{const_cast<char*>(KEVO_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(KEVO_BINARY, argv.data());
+    ::_exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+TEST(Run, ReplayedCampaignPrintsProgressAndItsBestVariants) {
+  std::string out = temp_path("c.h5");
+  auto r = testing::run_kevo("run " + campaign_args(out));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("gen 0 | evals"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("relu: 90 evaluations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("best "), std::string::npos) << r.out;
+  // Same seed, same replay: the same campaign.
+  std::string again = temp_path("c.h5");
+  ASSERT_EQ(testing::run_kevo("run " + campaign_args(again)).status, 0);
+  EXPECT_EQ(fingerprint(out), fingerprint(again));
+}
+
+TEST(Run, KilledAtRandomMomentsAndResumedFinishesWithTheUninterruptedArchive) {
+  std::string whole = temp_path("whole.h5");
+  ASSERT_EQ(testing::run_kevo("run " + campaign_args(whole)).status, 0);
+  const std::string expected = fingerprint(whole);
+  std::mt19937 rng(20261130);
+  int kills = 0;
+  for (int round = 0; round < 4; ++round) {
+    std::string path = temp_path("killed.h5");
+    bool finished = false;
+    for (int attempt = 0; !finished; ++attempt) {
+      ASSERT_LT(attempt, 200) << "never finished";
+      int ms = std::uniform_int_distribution<int>(50, 400 + 60 * attempt)(rng);
+      std::vector<std::string> args = exists(path) ? std::vector<std::string>{"resume", path}
+                                                   : split("run " + campaign_args(path));
+      finished = run_and_kill(args, ms);
+      if (!finished) ++kills;
+      EXPECT_FALSE(exists(path + ".tmp") && finished) << "a finished run left its temporary file";
+    }
+    EXPECT_EQ(fingerprint(path), expected) << "round " << round;
+  }
+  EXPECT_GT(kills, 4) << "the kills never landed: the test proves nothing";
+}
+
+TEST(Run, CorruptOrTruncatedCampaignFilesGetOneLineAndStayAsTheyWere) {
+  std::string good = temp_path("good.h5");
+  ASSERT_EQ(testing::run_kevo("run " + campaign_args(good)).status, 0);
+  std::string bytes = slurp(good);
+  for (size_t cut : {size_t{0}, size_t{100}, bytes.size() / 2, bytes.size() - 1}) {
+    std::string bad = temp_path("bad.h5");
+    std::ofstream(bad, std::ios::binary) << bytes.substr(0, cut);
+    std::string before = slurp(bad);
+    auto r = testing::run_kevo("resume " + bad);
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_EQ(slurp(bad), before) << "resume changed a corrupt file";
+  }
+  auto r = testing::run_kevo("resume " + temp_path("missing.h5"));
+  EXPECT_EQ(r.status, 2) << r.out;
+}
+
+TEST(Run, BadFlagsGetOneLine) {
+  for (const std::string& flags : {std::string("--population 0"), std::string("--selection roulette"),
+                                   std::string("--policy oracle"), std::string("--gpus x")}) {
+    auto r = testing::run_kevo("run " + campaign_args(temp_path("f.h5")) + " " + flags);
+    EXPECT_EQ(r.status, 2) << flags << ": " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << flags << ": " << r.out;
+  }
+  std::string path = temp_path("twice.h5");
+  ASSERT_EQ(testing::run_kevo("run " + campaign_args(path)).status, 0);
+  std::string before = slurp(path);
+  auto r = testing::run_kevo("run " + campaign_args(path));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(slurp(path), before) << "a second run over an existing campaign changed it";
+}
+
+TEST(Run, WithoutAGpuTheFallbackReplayIsTakenAndSaidPlainly) {
+  if (eval::cuda_driver_status().available) GTEST_SKIP() << "this machine has a GPU: the fallback is not taken";
+  std::string out = temp_path("fallback.h5");
+  auto r = testing::run_kevo("run " + kRoot + "tasks/01_relu.json --fallback-replay " + replay_file() + " --out " + out +
+                             " --budget-evals 20");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("no GPU here"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("replayed, not measured"), std::string::npos) << r.out;
+  // Without the fallback, no GPU is an error, not a silent replay.
+  auto g = testing::run_kevo("run " + kRoot + "tasks/01_relu.json --out " + temp_path("nogpu.h5"));
+  EXPECT_EQ(g.status, 2) << g.out;
+  EXPECT_NE(g.out.find("GPU"), std::string::npos) << g.out;
+}
+
+}  // namespace
+}  // namespace kevo

@@ -1,0 +1,254 @@
+// The campaign loop as users rely on it: reproducible for a seed and a replayed landscape, budgets
+// kept, no source measured twice, elites kept, islands exchanging elites, and a campaign
+// interrupted mid-generation finishing with the same archive as one that never stopped.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "search/campaign.h"
+#include "mutate/mutation.h"
+#include "search/sweep.h"
+#include "store/campaign_file.h"
+#include "tests/search/synthetic_evaluator.h"
+
+namespace kevo::search {
+namespace {
+
+const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
+
+std::string temp_path(const std::string& name) {
+  static int n = 0;
+  return ::testing::TempDir() + "kevo_campaign_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + "_" + name;
+}
+
+CampaignConfig small_config() {
+  CampaignConfig c;
+  c.seed = 7;
+  c.population = 6;
+  c.islands = 2;
+  c.budget_evals = 60;
+  c.migration_interval = 2;
+  c.stagnation = 3;
+  return c;
+}
+
+const std::vector<std::string> kTasks = {kRoot + "tasks/01_relu.json", kRoot + "tasks/06_sum_dim1.json"};
+
+store::CampaignContents run_campaign(const CampaignConfig& c, testing::SyntheticEvaluator& ev, std::string path = "") {
+  if (path.empty()) path = temp_path("c.h5");
+  auto campaign = Campaign::create(path, c, kTasks, ev, "test");
+  campaign->run();
+  return store::read_campaign(path);
+}
+
+// What must be identical between two runs of one campaign (everything but timings and ids of the file).
+struct Fingerprint {
+  std::vector<std::tuple<int64_t, int32_t, int32_t, std::string, std::vector<int64_t>, std::string, std::vector<int64_t>,
+                         std::string, int64_t>>
+      variants;
+  std::vector<std::pair<int64_t, double>> measurements;
+  std::vector<std::tuple<int32_t, int32_t, std::string, int64_t, double>> final_archive;
+  bool operator==(const Fingerprint& o) const {
+    return variants == o.variants && measurements == o.measurements && final_archive == o.final_archive;
+  }
+};
+
+Fingerprint fingerprint(const store::CampaignContents& k) {
+  Fingerprint f;
+  for (const auto& v : k.variants)
+    f.variants.emplace_back(v.id, v.run, v.generation, v.space, v.genome, v.source_hash, v.parents, v.op, v.duplicate_of);
+  for (const auto& m : k.measurements) f.measurements.emplace_back(m.variant, m.fitness);
+  int last = -1;
+  for (const auto& a : k.archive) last = std::max(last, a.generation);
+  for (const auto& a : k.archive)
+    if (a.generation == last) f.final_archive.emplace_back(a.run, a.island, a.cell, a.variant, a.fitness);
+  return f;
+}
+
+TEST(Campaign, SameSeedAndSameEvaluatorGiveTheSameCampaign) {
+  testing::SyntheticEvaluator a, b;
+  Fingerprint fa = fingerprint(run_campaign(small_config(), a));
+  Fingerprint fb = fingerprint(run_campaign(small_config(), b));
+  EXPECT_FALSE(fa.variants.empty());
+  EXPECT_TRUE(fa == fb);
+  CampaignConfig other = small_config();
+  other.seed = 8;
+  testing::SyntheticEvaluator c;
+  EXPECT_FALSE(fa == fingerprint(run_campaign(other, c))) << "the seed changes nothing";
+}
+
+TEST(Campaign, KeepsTheBudgetAndNeverMeasuresASourceTwice) {
+  testing::SyntheticEvaluator ev;
+  store::CampaignContents k = run_campaign(small_config(), ev);
+  std::map<int32_t, int64_t> per_run;
+  for (const auto& v : k.variants)
+    if (v.duplicate_of < 0) per_run[v.run]++;
+  ASSERT_EQ(per_run.size(), 2u);
+  for (const auto& [run, n] : per_run) EXPECT_EQ(n, 60) << "run " << run;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& r : ev.requests)
+    EXPECT_TRUE(seen.insert({r.task->name, r.source_hash}).second) << "measured twice: variant " << r.variant;
+  EXPECT_EQ(ev.requests.size(), 120u);
+  EXPECT_EQ(k.measurements.size(), 120u);
+  // Duplicates point at a measured variant of the same run with the same source.
+  std::map<int64_t, const store::VariantRecord*> by_id;
+  for (const auto& v : k.variants) by_id[v.id] = &v;
+  for (const auto& v : k.variants)
+    if (v.duplicate_of >= 0) {
+      ASSERT_TRUE(by_id.count(v.duplicate_of));
+      EXPECT_EQ(by_id[v.duplicate_of]->source_hash, v.source_hash);
+      EXPECT_EQ(by_id[v.duplicate_of]->run, v.run);
+    }
+}
+
+TEST(Campaign, BestSoFarNeverDropsAndIsTheBestMeasured) {
+  testing::SyntheticEvaluator ev;
+  store::CampaignContents k = run_campaign(small_config(), ev);
+  std::map<int32_t, double> last;
+  for (const auto& g : k.generations) {
+    EXPECT_GE(g.best_fitness, last[g.run]) << "run " << g.run << " generation " << g.generation;
+    last[g.run] = g.best_fitness;
+  }
+  std::map<int64_t, int32_t> run_of;
+  for (const auto& v : k.variants) run_of[v.id] = v.run;
+  std::map<int32_t, double> best;
+  for (const auto& m : k.measurements) best[run_of[m.variant]] = std::max(best[run_of[m.variant]], m.fitness);
+  for (const auto& [run, b] : best) EXPECT_DOUBLE_EQ(last[run], b);
+}
+
+TEST(Campaign, OffspringComeFromEveryOperatorAndParentsAreEarlierVariants) {
+  testing::SyntheticEvaluator ev;
+  CampaignConfig c = small_config();
+  c.budget_evals = 150;
+  store::CampaignContents k = run_campaign(c, ev);
+  std::map<std::string, int> ops;
+  std::map<int64_t, int32_t> generation_of;
+  for (const auto& v : k.variants) {
+    ops[v.op]++;
+    generation_of[v.id] = v.generation;
+    for (int64_t p : v.parents) {
+      ASSERT_TRUE(generation_of.count(p)) << "variant " << v.id << " has parent " << p << " not yet made";
+      EXPECT_LT(generation_of[p], v.generation - 0) << "a parent must be measured before its child is proposed";
+    }
+  }
+  for (const char* op : {"seed", "point", "multi", "crossover"}) EXPECT_GT(ops[op], 0) << op;
+  // Both tasks lower onto one space each: a switch has nowhere to go.
+  EXPECT_EQ(ops["space_switch"], 0);
+}
+
+TEST(Campaign, IslandsExchangeElitesByMigration) {
+  testing::SyntheticEvaluator ev;
+  CampaignConfig c = small_config();
+  c.islands = 3;
+  c.budget_evals = 120;
+  store::CampaignContents k = run_campaign(c, ev);
+  std::map<int64_t, int32_t> island_of;
+  for (const auto& v : k.variants) island_of[v.id] = v.island;
+  int migrants = 0;
+  for (const auto& a : k.archive)
+    if (island_of.at(a.variant) != a.island) ++migrants;
+  EXPECT_GT(migrants, 0) << "no elite ever moved to another island";
+}
+
+TEST(Campaign, ResumeAfterACrashMidGenerationFinishesWithTheUninterruptedArchive) {
+  testing::SyntheticEvaluator whole;
+  Fingerprint expected = fingerprint(run_campaign(small_config(), whole));
+  for (int crash_at : {1, 2, 4}) {
+    std::string path = temp_path("crash.h5");
+    testing::SyntheticEvaluator crashing;
+    crashing.fail_after = crash_at;
+    auto campaign = Campaign::create(path, small_config(), kTasks, crashing, "test");
+    EXPECT_THROW(campaign->run(), std::runtime_error);
+    campaign.reset();
+    store::CampaignContents partial = store::read_campaign(path);
+    EXPECT_LT(partial.measurements.size(), 120u);
+    testing::SyntheticEvaluator rest;
+    auto resumed = Campaign::resume(path, rest);
+    resumed->run();
+    EXPECT_TRUE(expected == fingerprint(store::read_campaign(path))) << "crash after " << crash_at << " batches";
+    // Only what the crash lost was measured again.
+    EXPECT_EQ(partial.measurements.size() + rest.requests.size(), 120u);
+  }
+}
+
+TEST(Campaign, RefusesBadConfigurationsAndAnExistingFile) {
+  testing::SyntheticEvaluator ev;
+  CampaignConfig c = small_config();
+  c.population = 0;
+  EXPECT_THROW(Campaign::create(temp_path("bad.h5"), c, kTasks, ev, ""), InputError);
+  c = small_config();
+  c.selection = "roulette";
+  EXPECT_THROW(Campaign::create(temp_path("bad.h5"), c, kTasks, ev, ""), InputError);
+  c = small_config();
+  c.arm = "oracle";
+  EXPECT_THROW(Campaign::create(temp_path("bad.h5"), c, kTasks, ev, ""), InputError);
+  std::string path = temp_path("exists.h5");
+  Campaign::create(path, small_config(), kTasks, ev, "");
+  try {
+    Campaign::create(path, small_config(), kTasks, ev, "");
+    FAIL() << "overwrote an existing campaign";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("kevo resume"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Campaign::create(temp_path("t.h5"), small_config(), {kRoot + "tasks/nope.json"}, ev, ""), InputError);
+}
+
+TEST(Sweep, GenomesAreDistinctLegalDeterministicAndCoverEverySpace) {
+  Task task = load_task(kRoot + "tasks/03_softmax.json");
+  auto spaces = mutate::lower(task);
+  auto a = sweep_genomes(spaces, 120, 3);
+  EXPECT_EQ(a.size(), 120u);
+  std::set<std::string> seen, covered;
+  for (const auto& g : a) {
+    EXPECT_TRUE(seen.insert(g.to_string()).second) << g.to_string();
+    EXPECT_TRUE(mutate::find_space(spaces, g.space)->legal(g)) << g.to_string();
+    covered.insert(g.space);
+  }
+  EXPECT_EQ(covered.size(), spaces.size());
+  auto b = sweep_genomes(spaces, 120, 3);
+  EXPECT_TRUE(a == b);
+}
+
+TEST(Sweep, RecordsWhatReplayThenAnswersAndContinuesAnInterruptedSweep) {
+  std::string path = temp_path("sweep.h5");
+  SweepConfig sc;
+  sc.limit = 40;
+  sc.batch = 8;
+  testing::SyntheticEvaluator first;
+  first.fail_after = 2;  // dies in the third batch
+  EXPECT_THROW(run_sweep(path, {kTasks[0]}, sc, first, "test"), std::runtime_error);
+  testing::SyntheticEvaluator rest;
+  run_sweep(path, {kTasks[0]}, sc, rest, "test");
+  EXPECT_EQ(first.requests.size() + rest.requests.size(), 40u) << "a genome measured twice, or one never";
+  store::CampaignContents k = store::read_campaign(path);
+  EXPECT_EQ(k.measurements.size(), 40u);
+  EXPECT_TRUE(k.sources.empty()) << "sweeps are compact by default";
+
+  auto replay = make_replay_evaluator({path});
+  Task task = load_task(kTasks[0]);
+  std::vector<EvalRequest> asks;
+  for (const auto& v : k.variants) {
+    EvalRequest r;
+    r.task = &task;
+    r.variant = 1000 + v.id;
+    r.space = v.space;
+    r.genome = v.genome;
+    asks.push_back(r);
+  }
+  EvalRequest unknown = asks.front();
+  unknown.genome.back() = -12345;
+  asks.push_back(unknown);
+  auto got = replay->measure(asks);
+  for (size_t i = 0; i + 1 < asks.size(); ++i) {
+    EXPECT_DOUBLE_EQ(got[i].fitness, testing::SyntheticEvaluator::score(asks[i]).fitness);
+    EXPECT_EQ(got[i].variant, asks[i].variant);
+  }
+  EXPECT_EQ(got.back().status, "unmeasured");
+}
+
+}  // namespace
+}  // namespace kevo::search
