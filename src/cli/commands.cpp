@@ -26,6 +26,8 @@ const std::map<std::string, Entry>& commands() {
       {"run", {cmd_run, "run a search campaign over tasks, on the GPU or replayed from recorded measurements"}},
       {"resume", {cmd_resume, "continue a campaign file after its last complete generation"}},
       {"sweep", {cmd_sweep, "measure many genomes of a task's design spaces and record them (for replay)"}},
+      {"export", {cmd_export, "write the best kernel of each task of a campaign as a header with a host launcher"}},
+      {"report", {cmd_report, "a campaign's curves and speedup tables as HTML (SVG plots) and JSON"}},
       {"space", {cmd_space, "list a task's design spaces; render and compile samples of them (no GPU needed)"}},
       {"version", {cmd_version, "print kevo's version and the versions of the libraries it uses"}},
   };

@@ -18,6 +18,8 @@ int cmd_space(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_resume(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
+int cmd_export(const std::vector<std::string>& args);
+int cmd_report(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
 
 }  // namespace kevo::cli

@@ -89,6 +89,20 @@ struct EvaluatorFlags {
   double max_seconds = 2;
   uint64_t seed = 1;
 
+  // Settings a campaign file keeps, unless given again on the command line.
+  void take_stored(const search::CampaignConfig& c, const po::variables_map& vm) {
+    if (!vm.count("replay")) replay = c.replay;
+    if (vm["trials"].defaulted()) trials = c.trials;
+    if (vm["max-seconds"].defaulted()) max_seconds = c.max_seconds;
+    if (!vm.count("torch-baseline")) torch_baseline = c.torch_baseline;
+    seed = c.seed;
+  }
+  void store(search::CampaignConfig& c) const {
+    c.trials = trials;
+    c.max_seconds = max_seconds;
+    c.torch_baseline = torch_baseline;
+  }
+
   void add(po::options_description& o) {
     o.add_options()("replay", po::value(&replay)->composing(),
                     "answer from recorded measurements (a campaign or sweep file, or a folder of them); repeatable")(
@@ -229,6 +243,7 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   c.seed = static_cast<uint64_t>(seed);
   ev.seed = c.seed;
+  ev.store(c);
   std::unique_ptr<search::VariantEvaluator> evaluator;
   std::unique_ptr<search::Campaign> campaign;
   std::string note;
@@ -270,9 +285,8 @@ int cmd_resume(const std::vector<std::string>& args) {
   std::unique_ptr<search::Campaign> campaign;
   std::string note;
   try {
-    search::CampaignConfig stored = search::Campaign::stored_config(path);
-    if (ev.replay.empty()) ev.replay = stored.replay;  // a replayed campaign goes on replaying
-    ev.seed = stored.seed;
+    // A replayed campaign goes on replaying; a measured one measures as it did.
+    ev.take_stored(search::Campaign::stored_config(path), vm);
     std::vector<std::string> used;
     evaluator = ev.make(used, note);
     campaign = search::Campaign::resume(path, *evaluator);

@@ -538,6 +538,8 @@ void validate(const CampaignConfig& c) {
   if (c.occupancy_bands < 1 || c.occupancy_bands > 64) bad("--occupancy-bands", "must be between 1 and 64");
   if (c.dedupe_retries < 0) bad("--dedupe-retries", "must not be negative");
   if (!valid_reward(c.reward)) bad("--reward", "'" + c.reward + "': use bucketed or log_speedup");
+  if (c.trials < 1 || c.trials > 1000) bad("--trials", "must be between 1 and 1000");
+  if (!(c.max_seconds > 0)) bad("--max-seconds", "must be positive");
   if (c.arm != "random") bad("--policy", "unknown policy '" + c.arm + "' (have: random)");
 }
 
@@ -559,6 +561,9 @@ std::string config_to_json(const CampaignConfig& c) {
   j["dedupe_retries"] = c.dedupe_retries;
   j["reward"] = c.reward;
   j["replay"] = c.replay;
+  j["trials"] = c.trials;
+  j["max_seconds"] = c.max_seconds;
+  j["torch_baseline"] = c.torch_baseline;
   return j.dump();
 }
 
@@ -582,6 +587,9 @@ CampaignConfig config_from_json(const std::string& text) {
     c.dedupe_retries = j.at("dedupe_retries").get<int>();
     c.reward = j.at("reward").get<std::string>();
     c.replay = j.at("replay").get<std::vector<std::string>>();
+    c.trials = j.at("trials").get<int>();
+    c.max_seconds = j.at("max_seconds").get<double>();
+    c.torch_baseline = j.at("torch_baseline").get<std::string>();
   } catch (const json::exception& e) {
     throw InputError(Location{}, "runs/config", std::string("not a campaign configuration: ") + e.what());
   }

@@ -32,6 +32,10 @@ struct CampaignConfig {
   int dedupe_retries = 8;              // re-proposals before a duplicate is accepted as such
   std::string reward = "bucketed";     // "bucketed" (-1 invalid, 0, 1 for >=5% over the parent, 2 for a new best) or "log_speedup"
   std::vector<std::string> replay;     // replay files; empty: the GPU
+  // The GPU evaluator's settings, kept so that `kevo resume` measures the same way.
+  int trials = 2;                      // correctness trials per workload
+  double max_seconds = 2;              // timing repetitions per workload, at most
+  std::string torch_baseline;          // tools/torch_baseline.py report; empty: none
 };
 
 // Checks the values; throws InputError ("--population: ...") naming the first bad one.

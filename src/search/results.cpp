@@ -1,0 +1,166 @@
+// Best variants and report figures from a campaign file's tables.
+#include "search/results.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "mutate/manifest.h"
+#include "mutate/mutation.h"
+#include "mutate/space.h"
+
+namespace kevo::search {
+
+namespace {
+
+std::string describe(const Task& task, const store::VariantRecord& v) {
+  if (v.space.empty()) return "free-form source " + v.source_hash.substr(0, 12);
+  std::ostringstream s;
+  s << v.space << "{";
+  std::vector<std::unique_ptr<mutate::DesignSpace>> spaces;
+  try {
+    spaces = mutate::lower(task);
+  } catch (...) {
+  }
+  const mutate::DesignSpace* space = mutate::find_space(spaces, v.space);
+  for (size_t i = 0; i < v.genome.size(); ++i) {
+    s << (i ? "," : "");
+    if (space && i < space->knobs().size()) s << space->knobs()[i].name << "=";
+    s << v.genome[i];
+  }
+  s << "}";
+  return s.str();
+}
+
+std::string axes_text(const Task& task, int w) {
+  if (w < 0 || w >= static_cast<int>(task.workloads.size())) return "workload " + std::to_string(w);
+  std::ostringstream s;
+  bool first = true;
+  for (const auto& [axis, value] : task.axis_values(task.workloads[static_cast<size_t>(w)])) {
+    s << (first ? "" : " ") << axis << "=" << value;
+    first = false;
+  }
+  return s.str();
+}
+
+}  // namespace
+
+std::vector<BestVariant> best_variants(const store::CampaignContents& c, const std::string& file) {
+  std::map<int64_t, const store::VariantRecord*> variant;
+  for (const auto& v : c.variants) variant[v.id] = &v;
+  std::map<int32_t, const store::RunRecord*> run;
+  for (const auto& r : c.runs) run[r.id] = &r;
+  std::map<std::string, const store::SourceRecord*> source;
+  for (const auto& s : c.sources) source[s.hash] = &s;
+  std::vector<BestVariant> out;
+  for (const store::TaskRecord& t : c.tasks) {
+    BestVariant b;
+    for (const auto& m : c.measurements) {
+      if (m.status != "ok" || !(m.fitness > 0)) continue;
+      auto v = variant.find(m.variant);
+      if (v == variant.end() || run.at(v->second->run)->task != t.name) continue;
+      if (!b.measurement || m.fitness > b.measurement->fitness) {
+        b.measurement = &m;
+        b.variant = v->second;
+        b.run = run.at(v->second->run);
+      }
+    }
+    if (!b.measurement) continue;
+    b.task = std::make_unique<Task>(parse_task(t.contract, t.name + ".json"));
+    b.description = describe(*b.task, *b.variant);
+    auto s = source.find(b.variant->source_hash);
+    if (s != source.end()) {
+      b.source = s->second->text;
+    } else if (!b.variant->space.empty() && c.templates_hash == mutate::templates_hash()) {
+      auto spaces = mutate::lower(*b.task);
+      const mutate::DesignSpace* space = mutate::find_space(spaces, b.variant->space);
+      if (space) b.source = space->render({b.variant->space, b.variant->genome});
+    }
+    if (b.source.empty())
+      throw InputError(Location{file, 0, 0}, "",
+                       "the best variant of " + t.name + " (" + b.description +
+                           ") has no source in the file and this kevo's templates differ from the campaign's");
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+store::ReportData report_data(const store::CampaignContents& c, const std::string& file) {
+  store::ReportData d;
+  d.campaign_id = c.campaign_id;
+  d.kevo_version = c.kevo_version;
+  d.kevo_commit = c.kevo_commit;
+  d.created = c.created;
+  d.command = c.command;
+  for (const auto& m : c.measurements)
+    if (!m.gpu.empty()) {
+      d.gpu = m.gpu;
+      break;
+    }
+  // Curves: one point per generation (cumulative evaluations, best so far), per run.
+  for (const auto& r : c.runs) {
+    store::ReportSeries s;
+    s.task = r.task;
+    s.arm = r.arm;
+    s.seed = std::to_string(r.seed);
+    std::vector<const store::GenerationRecord*> gens;
+    for (const auto& g : c.generations)
+      if (g.run == r.id) gens.push_back(&g);
+    std::sort(gens.begin(), gens.end(), [](auto* a, auto* b) { return a->generation < b->generation; });
+    for (const auto* g : gens) s.points.push_back({g->evaluations, g->best_fitness});
+    d.series.push_back(std::move(s));
+  }
+  std::vector<BestVariant> best;
+  try {
+    best = best_variants(c, file);
+  } catch (const InputError&) {
+    // A report still shows the figures when a source cannot be had.
+  }
+  for (const store::TaskRecord& t : c.tasks) {
+    store::TaskSummary s;
+    s.task = t.name;
+    double busy = 0, wall = 0;
+    int gpus = 0;
+    for (const auto& r : c.runs) {
+      if (r.task != t.name) continue;
+      s.runs++;
+      const store::GenerationRecord* last = nullptr;
+      for (const auto& g : c.generations)
+        if (g.run == r.id && (!last || g.generation > last->generation)) last = &g;
+      if (!last) continue;
+      s.evaluations += last->evaluations;
+      s.unmeasured += last->unmeasured;
+      s.duplicates += last->duplicates;
+      busy = last->gpu_busy_seconds;
+      wall = last->wall_seconds;
+      gpus = last->gpus;
+    }
+    if (gpus > 0 && wall > 0) s.gpu_busy = busy / (wall * gpus);
+    if (s.unmeasured > 0)
+      d.notes.push_back(t.name + ": " + std::to_string(s.unmeasured) +
+                        " proposals had no recording in the replay files (counted as unmeasured)");
+    for (const BestVariant& b : best) {
+      if (b.task->name != t.name) continue;
+      s.best_fitness = b.measurement->fitness;
+      s.best_vs_compile = b.measurement->speedup_vs_compile;
+      s.best_variant = "variant " + std::to_string(b.variant->id) + ": " + b.description;
+      for (const auto& w : b.measurement->workloads) {
+        store::WorkloadRow row;
+        row.workload = w.workload;
+        row.axes = axes_text(*b.task, w.workload);
+        row.best_ms = w.median_ms;
+        row.eager_ms = w.eager_ms;
+        row.compile_ms = w.compile_ms;
+        row.floor_ms = w.floor_ms;
+        row.speedup = w.speedup;
+        row.percent_of_floor = w.floor_ms > 0 && w.median_ms > 0 ? 100 * w.floor_ms / w.median_ms : 0;
+        s.workloads.push_back(row);
+      }
+    }
+    d.tasks.push_back(std::move(s));
+  }
+  return d;
+}
+
+}  // namespace kevo::search
