@@ -174,6 +174,41 @@ TEST(Run, BadFlagsGetOneLine) {
   EXPECT_EQ(slurp(path), before) << "a second run over an existing campaign changed it";
 }
 
+TEST(Run, ReportAndExportOfAReplayedCampaign) {
+  std::string c = temp_path("rep.h5");
+  ASSERT_EQ(testing::run_kevo("run " + campaign_args(c)).status, 0);
+  std::string html = temp_path("report.html"), json = temp_path("report.json");
+  auto r = testing::run_kevo("report " + c + " --html " + html + " --json " + json);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::string page = slurp(html);
+  EXPECT_NE(page.find("<svg"), std::string::npos);
+  EXPECT_NE(page.find("relu"), std::string::npos);
+  EXPECT_NE(page.find("sum_dim1"), std::string::npos);
+  if (exists("/usr/bin/python3")) {
+    std::string cmd = "/usr/bin/python3 " + kRoot + "tests/store/check_html.py " + html + " 2>&1";
+    std::string said;
+    if (FILE* p = ::popen(cmd.c_str(), "r")) {
+      char buf[512];
+      while (size_t n = std::fread(buf, 1, sizeof buf, p)) said.append(buf, n);
+      EXPECT_EQ(::pclose(p), 0) << said;
+    }
+    EXPECT_NE(said.find("ok: "), std::string::npos) << said;
+  }
+  std::string figures = slurp(json);
+  EXPECT_NE(figures.find("\"sum_dim1\""), std::string::npos) << figures.substr(0, 400);
+  // The best variant per task as a header.
+  std::string dir = temp_path("exported");
+  auto e = testing::run_kevo("export " + c + " --out " + dir);
+  ASSERT_EQ(e.status, 0) << e.out;
+  for (const char* t : {"relu", "sum_dim1"}) {
+    std::string header = slurp(dir + "/" + t + ".cuh");
+    EXPECT_NE(header.find("kevo_" + std::string(t)), std::string::npos) << t;
+    EXPECT_NE(header.find("Campaign "), std::string::npos) << t;
+  }
+  auto bad = testing::run_kevo("report " + temp_path("none.h5") + " --html " + html);
+  EXPECT_EQ(bad.status, 2) << bad.out;
+}
+
 TEST(Run, WithoutAGpuTheFallbackReplayIsTakenAndSaidPlainly) {
   if (eval::cuda_driver_status().available) GTEST_SKIP() << "this machine has a GPU: the fallback is not taken";
   std::string out = temp_path("fallback.h5");
