@@ -472,6 +472,14 @@ struct Campaign::State {
     store::write_campaign(path, contents);
   }
 
+  // Re-deriving a generation from the file: the policies continue from the parameters they had
+  // after it (their updates need not be bit-reproducible; the file's checkpoints are).
+  void restore_policies(int g) {
+    for (const auto& c : contents.checkpoints)
+      if (c.generation == g && c.kind == "policy" && c.run >= 0 && c.run < static_cast<int>(runs.size()))
+        runs[static_cast<size_t>(c.run)].policy->restore(c.bytes);
+  }
+
   Progress progress(int g, bool replaying) const {
     Progress p;
     p.generation = g;
@@ -514,6 +522,7 @@ struct Campaign::State {
       std::vector<store::MeasurementRecord> results = measuring.get();
       insert(cur, results);
       const bool replaying = from_file(cur);
+      if (replaying) restore_policies(cur.generation);
       if (!replaying) commit(cur, results);
       if (report) report(progress(cur.generation, replaying));
       cur = std::move(next);
