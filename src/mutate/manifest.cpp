@@ -101,17 +101,19 @@ const std::string& template_text(const std::string& path) {
   return it->second;
 }
 
-const Manifest& family_manifest(const std::string& family) {
+const Manifest& manifest_at(const std::string& path) {
   static std::mutex mu;
-  static std::map<std::string, Manifest> parsed;
+  static std::map<std::string, Manifest> parsed;  // node-based: references stay valid
   std::lock_guard<std::mutex> lock(mu);
-  auto it = parsed.find(family);
+  auto it = parsed.find(path);
   if (it != parsed.end()) return it->second;
-  std::string path = family + "/manifest.json";
   Manifest m = parse_manifest(template_text(path), "templates/" + path);
-  if (m.family != family) throw std::logic_error("templates/" + path + " names family '" + m.family + "'");
+  const std::string folder = path.substr(0, path.find('/'));
+  if (m.family != folder) throw std::logic_error("templates/" + path + " names family '" + m.family + "'");
   template_text(m.source);  // must exist
-  return parsed.emplace(family, std::move(m)).first->second;
+  return parsed.emplace(path, std::move(m)).first->second;
 }
+
+const Manifest& family_manifest(const std::string& family) { return manifest_at(family + "/manifest.json"); }
 
 }  // namespace kevo::mutate

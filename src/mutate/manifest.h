@@ -46,7 +46,10 @@ const std::map<std::string, std::string>& embedded_templates();
 const std::string& templates_hash();
 // The text of one file ("elementwise/elementwise.cuh"); throws std::out_of_range naming it.
 const std::string& template_text(const std::string& path);
-// The manifest of a family ("elementwise" -> templates/elementwise/manifest.json), parsed once.
+// A manifest under templates/ by its path ("normalize/columns.json"), parsed once: a family's
+// second kernel may have its own knobs beside the family's manifest.json.
+const Manifest& manifest_at(const std::string& path);
+// The manifest of a family ("elementwise" -> templates/elementwise/manifest.json).
 const Manifest& family_manifest(const std::string& family);
 
 }  // namespace kevo::mutate

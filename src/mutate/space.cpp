@@ -17,8 +17,10 @@ std::string Genome::to_string() const {
 }
 
 DesignSpace::DesignSpace(std::string id, std::string description, const std::string& family, std::vector<Facts> facts)
-    : id_(std::move(id)), description_(std::move(description)), manifest_(&family_manifest(family)),
-      facts_(std::move(facts)) {
+    : DesignSpace(std::move(id), std::move(description), family_manifest(family), std::move(facts)) {}
+
+DesignSpace::DesignSpace(std::string id, std::string description, const Manifest& manifest, std::vector<Facts> facts)
+    : id_(std::move(id)), description_(std::move(description)), manifest_(&manifest), facts_(std::move(facts)) {
   Facts device = device_facts();
   for (Facts& f : facts_) f.insert(device.begin(), device.end());
 }

@@ -49,9 +49,11 @@ class DesignSpace {
   virtual std::string render(const Genome& g) const = 0;
 
  protected:
+  // The family's manifest.json, or another manifest of the family (manifest_at("normalize/columns.json")).
   DesignSpace(std::string id, std::string description, const std::string& family, std::vector<Facts> facts);
+  DesignSpace(std::string id, std::string description, const Manifest& manifest, std::vector<Facts> facts);
   std::string id_, description_;
-  const Manifest* manifest_;
+  const Manifest* const manifest_;
   std::vector<Facts> facts_;
 };
 

@@ -503,20 +503,13 @@ bool pattern_rows_op(const TaskGraphPtr& tgp, const Pattern& pt, RowsOp* op) {
 // ---------------------------------------------------------------------------------------------
 // The column kernel (the pattern with an inner stride).
 
-const Manifest& columns_manifest() {
-  static const Manifest m = parse_manifest(template_text("normalize/columns.json"), "templates/normalize/columns.json");
-  return m;
-}
-
 class ColumnsSpace : public DesignSpace {
  public:
   ColumnsSpace(TaskGraphPtr tg, Pattern pt, Split sp)
       : DesignSpace("normalize_columns/" + tg->graph().nodes[static_cast<size_t>(pt.reduction)].op,
                     pattern_what(*tg, pt) + "; the reduced dims strided: a thread owns columns, reads them twice",
-                    "normalize", sp.facts),
-        tg_(std::move(tg)), pt_(std::move(pt)), sp_(std::move(sp)) {
-    manifest_ = &columns_manifest();  // the family's second kernel has its own knobs
-  }
+                    manifest_at("normalize/columns.json"), sp.facts),  // the family's second kernel, its own knobs
+        tg_(std::move(tg)), pt_(std::move(pt)), sp_(std::move(sp)) {}
 
   std::string render(const Genome& g) const override {
     auto v = values(g);
