@@ -1061,7 +1061,6 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
   if (!eager.empty()) speedup += eager + " over PyTorch eager";
   if (!compiled.empty()) speedup += std::string(speedup.empty() ? "" : ", ") + compiled + " over torch.compile";
   if (speedup.empty()) speedup = "unknown";
-  else speedup += " (geometric mean over the validated workloads)";
   std::string kevo = one_line(p.kevo_version);
   if (!p.kevo_commit.empty()) kevo += ", commit " + one_line(p.kevo_commit);
 
