@@ -1,8 +1,9 @@
-// Family "normalize": reduce-then-broadcast graphs. softmax, log_softmax, layer_norm, group_norm
-// and instance_norm nodes (with elementwise ops fused before and after), and the pattern
+// Family "normalize": reduce-then-broadcast graphs. softmax, log_softmax, layer_norm, group_norm,
+// instance_norm and batch_norm nodes (with elementwise ops fused before and after), and the pattern
 // "elementwise -> sum/mean over dims -> elementwise of the input and that statistic" (RMS norm),
-// lowered onto the row kernel (the reduced elements contiguous) or the column kernel (the
-// reduced dims have an inner stride).
+// lowered onto the row kernel (the reduced elements contiguous; for batch norm, a channel of
+// [N, C, S] read through kevo::ChannelRows), the column kernel (the reduced dims have an inner
+// stride) or the channel-column kernel (batch norm of an [N, C] matrix).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -63,7 +64,7 @@ std::string scalar_name(const Task& task, int input_index) {
 // size parameters beside it.
 std::string tensor_param(const std::string& name) {
   static const std::set<std::string> taken = {"rows", "n", "inner", "channels", "channels_per_group", "partials",
-                                              "outer", "reduce", "p"};
+                                              "outer", "reduce", "p", "spatial", "layout", "cols"};
   std::string n = ident(name);
   return taken.count(n) ? "t_" + n : n;
 }
@@ -92,12 +93,18 @@ struct RowsOp {
   std::vector<std::pair<std::string, std::string>> ints;  // Norm::Params int fields: name, plan expression
   std::string rows, row;                  // plan expressions
   std::vector<Facts> facts;
+  // Where a row's elements live: contiguous rows, or (batch norm) the channels of [N, C, S] through
+  // kevo::ChannelRows(channels, spatial), whose two sizes the kernel then takes.
+  bool channels = false;
+  std::string channel_count, spatial;  // plan expressions, with `channels`
+  std::string manifest = "normalize/manifest.json";
+  std::string unit = "row";  // what a row is, in the rendered comment
 };
 
 class RowsSpace : public DesignSpace {
  public:
   RowsSpace(TaskGraphPtr tg, RowsOp op)
-      : DesignSpace(op.id, op.description, "normalize", op.facts), tg_(std::move(tg)), op_(std::move(op)) {}
+      : DesignSpace(op.id, op.description, manifest_at(op.manifest), op.facts), tg_(std::move(tg)), op_(std::move(op)) {}
 
   std::string render(const Genome& g) const override {
     auto v = values(g);
@@ -121,14 +128,18 @@ class RowsSpace : public DesignSpace {
       for (const std::string& p : op_.pointers) k << ", const float* " << tensor_param(p);
       k << buffers << ", long long rows, int n";
       for (const auto& [field, expr] : op_.ints) k << ", int " << field;
+      if (op_.channels) k << ", int channels, int spatial";
       k << ") {\n  const Norm::Params p{";
       std::vector<std::string> fields;
       for (const std::string& p : op_.pointers) fields.push_back(tensor_param(p));
       for (const auto& [field, expr] : op_.ints) fields.push_back(field);
       for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
-      k << "};\n  " << call << "\n}\n";
+      k << "};\n";
+      if (op_.channels) k << "  const kevo::ChannelRows layout(channels, spatial);  // row c: channel c of [N, C, S]\n";
+      k << "  " << call << "\n}\n";
       return k.str();
     };
+    const std::string layout = op_.channels ? ", layout" : "";
     auto args = [&](const std::vector<std::string>& buffers) {
       nlohmann::json a = nlohmann::json::array();
       a.push_back(x_name);
@@ -137,6 +148,10 @@ class RowsSpace : public DesignSpace {
       a.push_back({{"int64", op_.rows}});
       a.push_back({{"int", op_.row}});
       for (const auto& [field, expr] : op_.ints) a.push_back({{"int", expr}});
+      if (op_.channels) {
+        a.push_back({{"int", op_.channel_count}});
+        a.push_back({{"int", op_.spatial}});
+      }
       return a;
     };
     const std::string knobs = std::to_string(vec) + ", " + std::to_string(items) + ", ";
@@ -146,10 +161,11 @@ class RowsSpace : public DesignSpace {
       const std::string tail = std::to_string(threads) + ", " + std::to_string(split) + ", " + knobs + hints[hint] + ", " +
                                algos[algo] + ", Norm>";
       kernels = wrapper("kevo_normalize_rows_stats", ", float4* partials",
-                        "kevo::normalize_rows_split_stats<" + tail + "(p, " + x + ", partials, rows, n);") +
+                        "kevo::normalize_rows_split_stats<" + tail + "(p, " + x + ", partials, rows, n" + layout + ");") +
                 "\n" +
                 wrapper("kevo_normalize_rows_apply", ", const float4* partials, float* " + y,
-                        "kevo::normalize_rows_split_apply<" + tail + "(p, " + x + ", partials, " + y + ", rows, n);");
+                        "kevo::normalize_rows_split_apply<" + tail + "(p, " + x + ", partials, " + y + ", rows, n" +
+                            layout + ");");
       const std::string grid = waves == 0 ? paren(op_.rows) + " * " + std::to_string(split) : std::to_string(waves) + " * num_sms";
       nlohmann::json partials = {{"dtype", "float32"}};
       partials["shape"] = nlohmann::json::array({op_.rows, std::to_string(split * 4)});
@@ -163,7 +179,7 @@ class RowsSpace : public DesignSpace {
       kernels = wrapper("kevo_normalize_rows", ", float* " + y,
                         "kevo::normalize_rows<" + std::to_string(threads) + ", " + std::to_string(rows) + ", " +
                             std::to_string(cluster) + ", " + knobs + caches[cache] + ", " + hints[hint] + ", " +
-                            algos[algo] + ", Norm>(p, " + x + ", " + y + ", rows, n);");
+                            algos[algo] + ", Norm>(p, " + x + ", " + y + ", rows, n" + layout + ");");
       std::string grid;
       if (waves == 0) {
         grid = rows == 1 ? op_.rows : "(" + op_.rows + " + " + std::to_string(rows - 1) + ") // " + std::to_string(rows);
@@ -190,20 +206,24 @@ class RowsSpace : public DesignSpace {
     static const char* hint_words[] = {"no L2 hints", "streaming L2 hints on the last read and the store",
                                        "evict-last L2 hint on the first reads, streaming on the last read and the store"};
     auto plural = [](int64_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); };
+    const std::string& unit = op_.unit;
     std::string sharing = "no cluster";
-    if (cluster > 1) sharing = "each row split over a cluster of " + std::to_string(cluster) + " CTAs";
-    if (split > 1) sharing = "each row split over " + std::to_string(split) + " CTAs meeting through a scratch buffer (two launches)";
+    if (cluster > 1) sharing = "each " + unit + " split over a cluster of " + std::to_string(cluster) + " CTAs";
+    if (split > 1)
+      sharing = "each " + unit + " split over " + std::to_string(split) +
+                " CTAs meeting through a scratch buffer (two launches)";
     std::ostringstream c;
     c << "Generated by kevo from template family 'normalize' (space " << id() << ").\n" << op_.summary << "\n";
-    c << "Genome: " << g.to_string() << " = " << plural(threads, "thread") << " per row, " << plural(rows, "row")
+    c << "Genome: " << g.to_string() << " = " << plural(threads, "thread") << " per " << unit << ", " << plural(rows, unit)
       << " per CTA, " << sharing << ", " << (vec == 1 ? std::string("scalar") : "float" + std::to_string(vec))
       << " accesses, " << plural(items, "vector") << " per thread per tile, " << cache_words[cache] << ", "
       << (op_.facts.front().at("algos") == 1 ? "one sum" : algo == 0 ? "two-pass statistics" : "single-pass statistics")
       << ", " << hint_words[hint] << ", "
-      << (waves == 0 ? std::string("one CTA per row tile") : plural(waves, "CTA") + " per SM striding over the rows") << ".";
+      << (waves == 0 ? "one CTA per " + unit + " tile" : plural(waves, "CTA") + " per SM striding over the " + unit + "s")
+      << ".";
     std::string source = family_source("common") + "\n" + family_source("normalize") + "\n" + graph_comment(tg_->graph()) +
                          op_.norm + "\n" + kernels;
-    return candidate_text(task, task.name + "_normalize_rows", plan, c.str(), source);
+    return candidate_text(task, task.name + "_" + id().substr(0, id().find('/')), plan, c.str(), source);
   }
 
  private:
@@ -285,11 +305,12 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
       what = "log_softmax over the row: x - max - log(sum(exp(x - max)))";
     }
     op->id = "normalize_rows/" + n.op;
-  } else if (n.op == "layer_norm" || n.op == "group_norm" || n.op == "instance_norm") {
+  } else if (n.op == "layer_norm" || n.op == "group_norm" || n.op == "instance_norm" || n.op == "batch_norm") {
     const double eps = attr_float(n, "eps");
     stats_fields = "    float mean, rstd;\n";
     stats_body = "    const kevo::MeanVar m = kevo::mean_var<kAlgo>(part, red, n);\n    return {m.mean, rsqrtf(m.var + " +
                  float_literal(eps) + ")};\n";
+    if (n.op == "batch_norm" && rank < 3) return false;  // [N, C]: the column kernel (ChannelColumnsSpace)
     const std::string per = n.op == "layer_norm" ? ", one per element of the row" : ", one per channel";
     std::string w = affine(1, "weight" + per), b = affine(2, "bias" + per);
     if (w == "!" || b == "!") return false;
@@ -315,7 +336,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
       }
       value = scale + (w.empty() ? "" : " * p." + w + "[c]") + (b.empty() ? "" : " + p." + b + "[c]");
       what = "group_norm with " + std::to_string(groups) + " groups: a row is one group of one sample";
-    } else {
+    } else if (n.op == "instance_norm") {
       if (rank < 2) return false;
       from = 2;
       if (!w.empty() || !b.empty()) {
@@ -325,6 +346,10 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
       }
       value = scale + (w.empty() ? "" : " * p." + w + "[c]") + (b.empty() ? "" : " + p." + b + "[c]");
       what = "instance_norm: a row is one channel of one sample";
+    } else {  // batch_norm: a row is a channel, whose elements ChannelRows finds
+      value = scale + (w.empty() ? "" : " * p." + w + "[row]") + (b.empty() ? "" : " + p." + b + "[row]");
+      what = "batch_norm in training mode: a row is one channel, its N runs of H*W elements (statistics over the "
+             "batch and the spatial dims)";
     }
     op->id = "normalize_rows/" + n.op;
   } else {
@@ -352,6 +377,27 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
   op->x = x;
   op->summary = "The op: " + what + ".";
   op->description = what + "; rows contiguous, statistics reduced on chip, then every element rewritten";
+  if (n.op == "batch_norm") {  // x viewed as [N, C, S]: C rows of N * S elements, vectors inside a run of S
+    const std::string spatial = tg.product(in, 2, rank);
+    op->rows = tg.dim(in, 1);
+    op->row = tg.dim(in, 0) + " * " + spatial;
+    op->channels = true;
+    op->channel_count = op->rows;
+    op->spatial = spatial;
+    op->manifest = "normalize/channels.json";
+    op->unit = "channel";
+    op->id = "normalize_channels/batch_norm";
+    op->description = what + "; statistics reduced on chip (a CTA, a cluster, or CTAs meeting in a scratch "
+                      "buffer), then every element rewritten";
+    for (size_t w = 0; w < tg.workloads(); ++w) {
+      const int64_t run = tg.product_value(w, in, 2, rank);
+      op->facts.push_back({{"rows", tg.product_value(w, in, 1, 2)},
+                           {"row", tg.product_value(w, in, 0, 1) * run},
+                           {"vec_unit", run},
+                           {"algos", algos}});
+    }
+    return true;
+  }
   const Split sp = split(tg, in, from, n.op == "softmax" || n.op == "log_softmax" ? from + 1 : rank);
   op->rows = sp.outer;
   op->row = sp.reduce;
@@ -570,6 +616,154 @@ class ColumnsSpace : public DesignSpace {
   Split sp_;
 };
 
+
+// ---------------------------------------------------------------------------------------------
+// Batch norm of an [N, C] matrix: the channel's elements are a column, so threads run along C
+// (coalesced) and the N rows are split over CTAs (normalize_channel_columns).
+
+struct ChannelColumnsOp {
+  int x = -1;                         // graph input read
+  std::vector<std::string> pointers;  // weight, bias (contract names), those given
+  std::string norm, what;             // the generated `struct Norm`; the op in words
+};
+
+// The ChannelColumnsOp of a batch_norm node on a rank-2 input, or false.
+bool channel_columns_op(const TaskGraph& tg, int node, ChannelColumnsOp* op) {
+  const Graph& g = tg.graph();
+  const Task& task = tg.task();
+  const Node& n = g.nodes[static_cast<size_t>(node)];
+  if (n.op != "batch_norm" || n.inputs.empty() || n.inputs[0] < 0) return false;
+  const int in = n.inputs[0], out = n.outputs.front(), y = tg.output();
+  if (tg.rank(in) != 2 || g.values[static_cast<size_t>(out)].dtype != DType::Float32) return false;
+  Region pro;
+  const int x = single_input_region(tg, in, &pro);
+  if (x < 0) return false;
+  Region epi = elementwise_region(g, y, [&](int v) { return v == out; });
+  if (!epi.ok || epi.leaves != std::vector<int>{out}) return false;
+  if (g.values[static_cast<size_t>(y)].shape != g.values[static_cast<size_t>(out)].shape) return false;
+
+  std::string params, stats_fields = "    float mean, rstd;", stats_values, value = "(x - s.mean) * s.rstd";
+  for (int i : {1, 2}) {
+    const int v = n.inputs.size() > static_cast<size_t>(i) ? n.inputs[static_cast<size_t>(i)] : -1;
+    if (v < 0) continue;
+    if (tg.input_index(v) < 0 || g.values[static_cast<size_t>(v)].dtype != DType::Float32) return false;
+    op->pointers.push_back(task.inputs[static_cast<size_t>(tg.input_index(v))].name);
+    const std::string name = tensor_param(op->pointers.back()), field = i == 1 ? "w" : "b";
+    params += "    const float* __restrict__ " + name + ";  // " + (i == 1 ? "weight" : "bias") + ", one per channel\n";
+    stats_fields += " float " + field + ";";
+    stats_values += ", p." + name + "[c]";
+    value += i == 1 ? " * s.w" : " + s.b";
+  }
+  std::string pro_result = "x", pro_code;
+  if (!pro.nodes.empty()) pro_code = emit_region(g, pro, [](int) { return std::string("x"); }, "    ", &pro_result);
+  std::string epi_result;
+  std::string epi_code = emit_region(g, epi, [&](int) { return "v" + std::to_string(out); }, "    ", &epi_result);
+  op->what = "batch_norm in training mode of an [N, C] matrix: statistics of each channel (column) over the N rows";
+  std::ostringstream s;
+  s << "// " << op->what << ".\nstruct Norm {\n";
+  if (params.empty()) s << "  struct Params {};\n";
+  else s << "  struct Params {\n" << params << "  };\n";
+  s << "  struct Stats {\n" << stats_fields << "\n  };\n\n";
+  s << "  // Applied to x as it is loaded: " << (pro.nodes.empty() ? "nothing" : "the graph's elementwise ops before the norm")
+    << ".\n  static __device__ __forceinline__ float prologue(float x) {\n" << pro_code << "    return " << pro_result
+    << ";\n  }\n\n";
+  s << "  static __device__ __forceinline__ Stats stats(const Params& p, float mean, float var, long long c) {\n"
+    << (stats_values.empty() ? "    (void)p, (void)c;\n" : "")
+    << "    return {mean, rsqrtf(var + " << float_literal(attr_float(n, "eps")) << ")" << stats_values << "};\n  }\n\n";
+  s << "  static __device__ __forceinline__ float apply(const Params& p, const Stats& s, float x) {\n"
+    << "    (void)p;\n    const float v" << out << " = " << value << ";\n" << epi_code << "    return " << epi_result
+    << ";\n  }\n};\n";
+  op->norm = s.str();
+  op->x = x;
+  return true;
+}
+
+class ChannelColumnsSpace : public DesignSpace {
+ public:
+  ChannelColumnsSpace(TaskGraphPtr tg, ChannelColumnsOp op, std::vector<Facts> facts)
+      : DesignSpace("normalize_channel_columns/batch_norm",
+                    op.what + "; threads along the channels, the rows split over CTAs meeting in a scratch buffer",
+                    manifest_at("normalize/channel_columns.json"), std::move(facts)),
+        tg_(std::move(tg)), op_(std::move(op)) {}
+
+  std::string render(const Genome& g) const override {
+    auto v = values(g);
+    const Task& task = tg_->task();
+    const int64_t bx = v["kBlockX"], by = v["kBlockY"], vec = v["kVec"], items = v["kItems"], split = v["kSplit"],
+                  hint = v["kHint"];
+    const std::string x_name = task.inputs[static_cast<size_t>(tg_->input_index(op_.x))].name;
+    const std::string y_name = task.outputs.front().name;
+    const std::string x = tensor_param(x_name), y = tensor_param(y_name);
+    const std::string rows = tg_->dim(op_.x, 0), cols = tg_->dim(op_.x, 1);
+    static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream"};
+    static const char* passes[] = {"kevo::kStatsPass", "kevo::kApplyPass", "kevo::kFusedPass"};
+
+    auto wrapper = [&](const std::string& name, int pass) {
+      std::ostringstream k;
+      k << "extern \"C\" __global__ void __launch_bounds__(" << bx * by << ") " << name << "(const float* " << x;
+      for (const std::string& p : op_.pointers) k << ", const float* " << tensor_param(p);
+      if (pass != 2) k << ", float4* partials";
+      if (pass != 0) k << ", float* " << y;
+      k << ", int rows, long long cols) {\n  const Norm::Params p{";
+      for (size_t i = 0; i < op_.pointers.size(); ++i) k << (i ? ", " : "") << tensor_param(op_.pointers[i]);
+      k << "};\n  kevo::normalize_channel_columns<" << bx << ", " << by << ", " << vec << ", " << items << ", " << split
+        << ", " << hints[hint] << ", " << passes[pass] << ", Norm>(p, " << x << ", "
+        << (pass == 2 ? "nullptr" : "partials") << ", "
+        << (pass == 0 ? "nullptr" : y) << ", rows, cols);\n}\n";
+      return k.str();
+    };
+    auto args = [&](int pass) {
+      nlohmann::json a = nlohmann::json::array();
+      a.push_back(x_name);
+      for (const std::string& p : op_.pointers) a.push_back(p);
+      if (pass != 2) a.push_back("partials");
+      if (pass != 0) a.push_back(y_name);
+      a.push_back({{"int", rows}});
+      a.push_back({{"int64", cols}});
+      return a;
+    };
+    const int64_t width = bx * vec;
+    std::string grid = "(" + cols + " + " + std::to_string(width - 1) + ") // " + std::to_string(width);
+    if (split > 1) grid = "(" + grid + ") * " + std::to_string(split);
+    nlohmann::json plan;
+    std::string kernels;
+    auto step = [&](const std::string& name, int pass) {
+      nlohmann::json st = {{"kernel", name}, {"grid", {grid}}, {"block", {bx * by}}};
+      st["args"] = args(pass);
+      return st;
+    };
+    if (split == 1) {
+      kernels = wrapper("kevo_normalize_channel_columns", 2);
+      plan["steps"] = nlohmann::json::array({step("kevo_normalize_channel_columns", 2)});
+    } else {
+      kernels = wrapper("kevo_normalize_channel_columns_stats", 0) + "\n" +
+                wrapper("kevo_normalize_channel_columns_apply", 1);
+      plan["buffers"]["partials"] = {{"dtype", "float32"},
+                                     {"shape", nlohmann::json::array({std::to_string(split), cols, "4"})}};
+      plan["steps"] = nlohmann::json::array(
+          {step("kevo_normalize_channel_columns_stats", 0), step("kevo_normalize_channel_columns_apply", 1)});
+    }
+
+    std::ostringstream c;
+    c << "Generated by kevo from template family 'normalize' (space " << id() << ").\nThe op: " << op_.what
+      << ",\nx = [" << rows << ", " << cols << "].\n";
+    c << "Genome: " << g.to_string() << " = tiles of " << bx << " x " << vec << " channels, " << by << " thread"
+      << (by > 1 ? "s" : "") << " per channel in a CTA, " << items << " row" << (items > 1 ? "s" : "")
+      << " per thread per step, "
+      << (split == 1 ? std::string("one CTA per tile holding whole channels (one launch, each chunk read twice)")
+                     : "the rows split over " + std::to_string(split) +
+                           " CTAs meeting through a scratch buffer (two launches)")
+      << ", " << (hint ? "streaming L2 hints on the last read and the store" : "no L2 hints") << ".";
+    std::string source = family_source("common") + "\n" + family_source("normalize") + "\n" + graph_comment(tg_->graph()) +
+                         op_.norm + "\n" + kernels;
+    return candidate_text(task, task.name + "_normalize_channel_columns", plan, c.str(), source);
+  }
+
+ private:
+  TaskGraphPtr tg_;
+  ChannelColumnsOp op_;
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<DesignSpace>> lower_normalize(const TaskGraphPtr& tgp) {
@@ -581,6 +775,14 @@ std::vector<std::unique_ptr<DesignSpace>> lower_normalize(const TaskGraphPtr& tg
     RowsOp op;
     if (norm_node_op(tgp, static_cast<int>(i), &op)) {
       out.push_back(std::make_unique<RowsSpace>(tgp, std::move(op)));
+      return out;
+    }
+    ChannelColumnsOp cols;
+    if (channel_columns_op(tg, static_cast<int>(i), &cols)) {
+      std::vector<Facts> facts;
+      for (size_t w = 0; w < tg.workloads(); ++w)
+        facts.push_back({{"rows", tg.product_value(w, cols.x, 0, 1)}, {"cols", tg.product_value(w, cols.x, 1, 2)}});
+      out.push_back(std::make_unique<ChannelColumnsSpace>(tgp, std::move(cols), std::move(facts)));
       return out;
     }
   }

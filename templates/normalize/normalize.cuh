@@ -1,14 +1,17 @@
 // kevo template family "normalize": reduce-then-broadcast. A statistic of each row (the maximum
 // and the sum of exponentials, the mean and the variance, a sum) is reduced on chip, then every
 // element of the row is rewritten from it: softmax, log_softmax, layer, group and instance norm,
-// RMS norm. Two kernels:
-//   normalize_rows     rows contiguous in memory; a row is shared by kThreads threads of a CTA,
+// RMS norm, batch norm. Three kernels:
+//   normalize_rows     rows contiguous in memory (or, through ChannelRows, the channels of an
+//                      [N, C, S] tensor: batch norm); a row is shared by kThreads threads of a CTA,
 //                      or split over the kCluster CTAs of a thread-block cluster (sm_90+), and is
 //                      re-read from global memory, or kept in shared memory or registers;
 //                      normalize_rows_split_stats/_apply: a row split over kSplit CTAs that
 //                      meet through a scratch buffer, in two launches (few, long rows);
 //   normalize_columns  the reduced dim has an inner stride ([outer, reduce, inner]): a thread
-//                      owns kVec adjacent columns, kBlockY threads share a column's reduction.
+//                      owns kVec adjacent columns, kBlockY threads share a column's reduction;
+//   normalize_channel_columns  batch norm of an [N, C] matrix: Welford statistics per column,
+//                      the rows split over kSplit CTAs that meet through a scratch buffer.
 // The op itself is a small generated struct `Norm` (the candidate's), which computes the row's
 // statistics with the helpers below and turns an element into its output.
 #pragma once
@@ -30,6 +33,11 @@ enum StatsAlgo { kTwoPass = 0, kSinglePass = 1 };
 // Global memory accesses with L2 eviction priorities.
 
 enum Evict { kEvictNormal = 0, kEvictFirst = 1, kEvictLast = 2 };
+
+template <int kValue>
+struct IntConstant {
+  static constexpr int value = kValue;
+};
 
 template <int kVec, int kEvict>
 __device__ __forceinline__ void load_global(float (&r)[kVec], const float* p) {
@@ -265,11 +273,51 @@ struct SplitLoad {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Row layouts: where element `col` of row `row` lives. The row kernels take one (default: rows).
+
+// Rows of n contiguous elements, row r at r * n.
+struct ContiguousRows {
+  __device__ __forceinline__ long long start(long long row, int n) const { return row * n; }
+  __device__ __forceinline__ long long offset(int col) const { return col; }
+};
+
+// The channels of an [N, C, S] tensor as rows (batch norm): row c is channel c, its N runs of S
+// contiguous elements; element col = i * S + s of the row is at i * C * S + c * S + s. A vector
+// must not straddle two runs (S % kVec == 0, which the manifest requires). col / S is a
+// multiply-high by a magic number (Granlund & Montgomery, as CUTLASS's FastDivmod), computed once
+// per thread; exact for every col < 2^31 and 1 <= S <= 2^30.
+struct ChannelRows {
+  unsigned spatial, magic, shift;
+  long long sample;  // C * S: from one sample's run to the next
+
+  __device__ __forceinline__ ChannelRows(int channels, int s)
+      : spatial(static_cast<unsigned>(s)), sample(static_cast<long long>(channels) * s) {
+    shift = s > 1 ? 32 - __clz(s - 1) : 0;  // ceil(log2(s))
+    // magic = floor(2^32 * (2^shift - s) / s) + 1 by long division in 32 bits (2^shift - s < s):
+    // a 64-bit division would be a call, whose saved registers ptxas reports as spills.
+    unsigned q = 0, rem = (1u << shift) - spatial;
+#pragma unroll 1
+    for (int i = 0; i < 32; ++i) {
+      rem <<= 1, q <<= 1;
+      if (rem >= spatial) rem -= spatial, q |= 1;
+    }
+    magic = q + 1;
+  }
+  __device__ __forceinline__ long long start(long long row, int) const { return row * spatial; }
+  __device__ __forceinline__ long long offset(int col) const {
+    const unsigned c = static_cast<unsigned>(col);
+    const unsigned i = static_cast<unsigned>((static_cast<unsigned long long>(__umulhi(c, magic)) + c) >> shift);
+    return static_cast<long long>(i) * sample + (c - i * spatial);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // One thread's share of a row chunk [begin, end): its vectors start at begin + (i * kThreads +
 // lane) * kVec. The first pass reads global memory (and fills the cache); later passes read the
 // cache, or global memory again when there is none. Each thread only reads back cache entries it
-// wrote itself, so the cache needs no barrier.
-template <int kThreads, int kVec, int kItems, int kCache, int kHint, class Norm>
+// wrote itself, so the cache needs no barrier. x and y point at the row's start; the layout places
+// its elements.
+template <int kThreads, int kVec, int kItems, int kCache, int kHint, class Norm, class Layout = ContiguousRows>
 struct RowPart {
   static constexpr int kVector = kVec;
   static constexpr int kTile = kThreads * kVec * kItems;  // elements per tile of the row
@@ -277,6 +325,7 @@ struct RowPart {
   float* __restrict__ y;
   int begin, end, lane;
   float* cache;  // kCacheShared: the chunk, indexed col - begin
+  Layout layout;
   float regs[kCache == kCacheRegisters ? kItems : 1][kVec];
 
   template <bool kFirst, bool kLast>
@@ -294,7 +343,7 @@ struct RowPart {
         for (int i = 0; i < kItems; ++i) {
           const int col = begin + (i * kThreads + lane) * kVec;
           if (col < end) {
-            load_global<kVec, evict<kFirst, kLast>()>(regs[i], x + col);
+            load_global<kVec, evict<kFirst, kLast>()>(regs[i], x + layout.offset(col));
             Norm::prologue(regs[i]);
           }
         }
@@ -312,7 +361,7 @@ struct RowPart {
           const int col = base + (i * kThreads + lane) * kVec;
           if (col < end) {
             if (kFirst || kCache == kCacheNone) {
-              load_global<kVec, evict<kFirst, kLast>()>(v[i], x + col);
+              load_global<kVec, evict<kFirst, kLast>()>(v[i], x + layout.offset(col));
               Norm::prologue(v[i]);
             } else {
               load_vec<kVec>(v[i], cache + (col - begin));
@@ -343,7 +392,7 @@ struct RowPart {
     visit<false, true>([&](const float (&v)[kVec], int col) {
       float out[kVec];
       f(v, col, out);
-      store_global<kVec, kHint >= kHintStream>(y + col, out);
+      store_global<kVec, kHint >= kHintStream>(y + layout.offset(col), out);
     });
   }
 };
@@ -421,12 +470,15 @@ __device__ __forceinline__ float row_sum(Part& part, Reducer& red, Term term) {
 //
 // Norm (generated) provides: Params; Stats; prologue<kVec>(v) applied to loaded elements;
 // stats<kAlgo>(params, part, reducer, n) -> Stats; apply<kVec>(params, stats, row, col, v, out).
+// `layout` places a row's elements (ContiguousRows: row r at x + r * n).
 
 extern __shared__ float4 normalize_dynamic_smem[];
 
-template <int kThreads, int kRows, int kCluster, int kVec, int kItems, int kCache, int kHint, int kAlgo, class Norm>
+template <int kThreads, int kRows, int kCluster, int kVec, int kItems, int kCache, int kHint, int kAlgo, class Norm,
+          class Layout = ContiguousRows>
 __device__ __forceinline__ void normalize_rows(const typename Norm::Params& p, const float* __restrict__ x,
-                                               float* __restrict__ y, long long rows, int n) {
+                                               float* __restrict__ y, long long rows, int n,
+                                               const Layout& layout = Layout{}) {
   static_assert(kThreads % 32 == 0 && kThreads * kRows <= 1024, "whole warps, at most 1024 threads");
   static_assert(kVec == 1 || kVec == 2 || kVec == 4, "float, float2 or float4 accesses");
   __shared__ float4 warp_slots[2 * kRows * (kThreads / 32)];
@@ -444,8 +496,9 @@ __device__ __forceinline__ void normalize_rows(const typename Norm::Params& p, c
   for (long long t = blockIdx.x / kCluster; t < tiles; t += gridDim.x / kCluster) {
     const long long row = t * kRows + group;
     const bool live = row < rows;  // a slot past the last row reduces nothing and writes nothing
-    RowPart<kThreads, kVec, kItems, kCache, kHint, Norm> part{x + (live ? row : 0) * n, y + (live ? row : 0) * n,
-                                                              begin, live ? end : begin, lane, cache};
+    const long long at = layout.start(live ? row : 0, n);
+    RowPart<kThreads, kVec, kItems, kCache, kHint, Norm, Layout> part{x + at, y + at, begin, live ? end : begin, lane,
+                                                                      cache, layout};
     const typename Norm::Stats s = Norm::template stats<kAlgo>(p, part, red, n);
     part.write([&](const float (&v)[kVec], int col, float (&out)[kVec]) { Norm::apply(p, s, row, col, v, out); });
   }
@@ -462,9 +515,10 @@ __device__ __forceinline__ void split_chunk(long long t, int n, int& begin, int&
   end = static_cast<int>(min((long long)n, begin + chunk));
 }
 
-template <int kThreads, int kSplit, int kVec, int kItems, int kHint, int kAlgo, class Norm>
+template <int kThreads, int kSplit, int kVec, int kItems, int kHint, int kAlgo, class Norm, class Layout = ContiguousRows>
 __device__ __forceinline__ void normalize_rows_split_stats(const typename Norm::Params& p, const float* __restrict__ x,
-                                                           float4* __restrict__ partials, long long rows, int n) {
+                                                           float4* __restrict__ partials, long long rows, int n,
+                                                           const Layout& layout = Layout{}) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
   __shared__ float4 warp_slots[2 * (kThreads / 32)];
   const int lane = threadIdx.x;
@@ -472,24 +526,26 @@ __device__ __forceinline__ void normalize_rows_split_stats(const typename Norm::
   for (long long t = blockIdx.x; t < rows * kSplit; t += gridDim.x) {
     int begin, end;
     split_chunk<kSplit, kVec>(t, n, begin, end);
-    RowPart<kThreads, kVec, kItems, kCacheNone, kHint, Norm> part{x + t / kSplit * n, nullptr, begin, end, lane, nullptr};
+    RowPart<kThreads, kVec, kItems, kCacheNone, kHint, Norm, Layout> part{x + layout.start(t / kSplit, n), nullptr,
+                                                                          begin, end, lane, nullptr, layout};
     SplitStore<RowReducer<kThreads, 1, 1>&> red{cta, partials + t};
     Norm::template stats<kAlgo>(p, part, red, n);  // the merge stored the chunk's statistics
   }
 }
 
-template <int kThreads, int kSplit, int kVec, int kItems, int kHint, int kAlgo, class Norm>
+template <int kThreads, int kSplit, int kVec, int kItems, int kHint, int kAlgo, class Norm, class Layout = ContiguousRows>
 __device__ __forceinline__ void normalize_rows_split_apply(const typename Norm::Params& p, const float* __restrict__ x,
                                                            const float4* __restrict__ partials, float* __restrict__ y,
-                                                           long long rows, int n) {
+                                                           long long rows, int n, const Layout& layout = Layout{}) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
   const int lane = threadIdx.x;
   for (long long t = blockIdx.x; t < rows * kSplit; t += gridDim.x) {
     const long long row = t / kSplit;
     int begin, end;
     split_chunk<kSplit, kVec>(t, n, begin, end);
-    RowPart<kThreads, kVec, kItems, kCacheNone, kHint, Norm> part{x + row * n, y + row * n, begin, end, lane, nullptr};
-    RowPart<kThreads, kVec, kItems, kCacheNone, kHint, Norm> none{x + row * n, y + row * n, begin, begin, lane, nullptr};
+    const long long at = layout.start(row, n);
+    RowPart<kThreads, kVec, kItems, kCacheNone, kHint, Norm, Layout> part{x + at, y + at, begin, end, lane, nullptr, layout};
+    RowPart<kThreads, kVec, kItems, kCacheNone, kHint, Norm, Layout> none{x + at, y + at, begin, begin, lane, nullptr, layout};
     SplitLoad red{partials + row * kSplit, kSplit};
     const typename Norm::Stats s = Norm::template stats<kAlgo>(p, none, red, n);
     part.write([&](const float (&v)[kVec], int col, float (&out)[kVec]) { Norm::apply(p, s, row, col, v, out); });
@@ -613,6 +669,129 @@ __device__ __forceinline__ void normalize_columns(const typename Norm::Params& p
         }
       }
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch norm of an [N, C] matrix: each column's mean and (biased) variance over the N rows, then
+// every element rewritten. Welford statistics; the rows of a column are split over kSplit CTAs.
+// CTA b takes the tile b / kSplit of kBlockX * kVec adjacent columns and the row chunk b % kSplit
+// (ceil(rows / kSplit) rows); thread (tx, ty) owns columns tx * kVec .. + kVec - 1 of the tile and
+// rows ty, ty + kBlockY, ... of the chunk, kItems of them per step (a warp reads 32 * kVec
+// consecutive floats). The kBlockY statistics of a column merge through shared memory in order of
+// ty, the kSplit chunks' in chunk order, so every CTA of a column gets the same bits. kPass:
+//   kStatsPass  stores the chunk's statistics in partials[chunk][column] (a plan scratch buffer);
+//   kApplyPass  merges a column's kSplit partials and rewrites the chunk (the second launch);
+//   kFusedPass  kSplit == 1: both in one launch, the chunk read twice (the second time from L2).
+//
+// Norm (generated) provides: Params; Stats; prologue(x) (the fused ops before the norm);
+// stats(params, mean, var, column) -> Stats; apply(params, stats, x) -> the output element.
+
+enum ColumnPass { kStatsPass = 0, kApplyPass = 1, kFusedPass = 2 };
+
+template <int kBlockX, int kBlockY, int kVec, int kItems, int kSplit, int kHint, int kPass, class Norm>
+__device__ __forceinline__ void normalize_channel_columns(const typename Norm::Params& p, const float* __restrict__ x,
+                                                          float4* __restrict__ partials, float* __restrict__ y,
+                                                          int rows, long long cols) {
+  static_assert(kBlockX % 32 == 0 && kBlockX * kBlockY <= 1024, "whole warps along the columns, at most 1024 threads");
+  static_assert(kVec == 1 || kVec == 2 || kVec == 4, "float, float2 or float4 accesses");
+  static_assert(kPass != kFusedPass || kSplit == 1, "one launch only when a CTA holds whole columns");
+  constexpr int kWidth = kBlockX * kVec;  // columns per tile
+  constexpr bool kStats = kPass != kApplyPass, kApply = kPass != kStatsPass;
+  __shared__ float4 slots[kStats && kBlockY > 1 ? kBlockY * kWidth : 1];  // [kBlockY][kWidth] packed statistics
+  const int tx = threadIdx.x % kBlockX, ty = threadIdx.x / kBlockX;
+  const long long c = static_cast<long long>(blockIdx.x / kSplit) * kWidth + tx * kVec;
+  const bool live = c < cols;  // cols % kVec == 0: a vector is wholly in or out
+  const int chunk = static_cast<int>((rows + (long long)kSplit - 1) / kSplit);
+  const int begin = static_cast<int>(min((long long)rows, (long long)(blockIdx.x % kSplit) * chunk));
+  const int end = min(rows, begin + chunk);
+
+  // The chunk's rows of this thread's columns, kItems at a time: f(v, r) for each loaded row r.
+  auto visit = [&](auto&& f, auto evict) {
+    for (int r0 = begin + ty; r0 < end; r0 += kBlockY * kItems) {
+      float v[kItems][kVec];
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        const int r = r0 + i * kBlockY;
+        if (live && r < end) {
+          load_global<kVec, decltype(evict)::value>(v[i], x + static_cast<long long>(r) * cols + c);
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) v[i][k] = Norm::prologue(v[i][k]);
+        }
+      }
+      f(v, r0);
+    }
+  };
+
+  WelfordAcc acc[kVec];
+  if constexpr (kStats) {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) acc[k] = WelfordAcc::identity();
+    visit(
+        [&](const float (&v)[kItems][kVec], int r0) {
+          if (!live) return;
+          if (r0 + (kItems - 1) * kBlockY < end) {  // a full step: kItems values per column at once
+#pragma unroll
+            for (int k = 0; k < kVec; ++k) {
+              float column[kItems];
+#pragma unroll
+              for (int i = 0; i < kItems; ++i) column[i] = v[i][k];
+              acc[k].push(column);
+            }
+          } else {
+#pragma unroll
+            for (int i = 0; i < kItems; ++i)
+              if (r0 + i * kBlockY < end)
+#pragma unroll
+                for (int k = 0; k < kVec; ++k) acc[k] = WelfordAcc::merge(acc[k], {1.f, v[i][k], 0.f});
+          }
+        },
+        IntConstant<kEvictNormal>{});
+    if constexpr (kBlockY > 1) {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) slots[ty * kWidth + tx * kVec + k] = acc[k].pack();
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        acc[k] = WelfordAcc::unpack(slots[tx * kVec + k]);
+        for (int j = 1; j < kBlockY; ++j)
+          acc[k] = WelfordAcc::merge(acc[k], WelfordAcc::unpack(slots[j * kWidth + tx * kVec + k]));
+      }
+    }
+    if constexpr (kPass == kStatsPass) {
+      if (ty == 0 && live)
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) partials[(blockIdx.x % kSplit) * cols + c + k] = acc[k].pack();
+      return;
+    }
+  }
+  if constexpr (kApply) {
+    if (!live) return;  // no barrier follows
+    if constexpr (kPass == kApplyPass) {
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) {
+        acc[k] = WelfordAcc::unpack(partials[c + k]);
+        for (int j = 1; j < kSplit; ++j)
+          acc[k] = WelfordAcc::merge(acc[k], WelfordAcc::unpack(partials[j * cols + c + k]));
+      }
+    }
+    typename Norm::Stats s[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) s[k] = Norm::stats(p, acc[k].mean, acc[k].m2 / rows, c + k);
+    visit(
+        [&](const float (&v)[kItems][kVec], int r0) {
+#pragma unroll
+          for (int i = 0; i < kItems; ++i) {
+            const int r = r0 + i * kBlockY;
+            if (r < end) {
+              float out[kVec];
+#pragma unroll
+              for (int k = 0; k < kVec; ++k) out[k] = Norm::apply(p, s[k], v[i][k]);
+              store_global<kVec, kHint >= kHintStream>(y + static_cast<long long>(r) * cols + c, out);
+            }
+          }
+        },
+        IntConstant<kHint >= kHintStream ? kEvictFirst : kEvictNormal>{});
   }
 }
 

@@ -1,6 +1,8 @@
 // Every template family's instances compute the task's reference on every workload: random
-// legal genomes of every space of every development task, rendered, built for this GPU and
-// evaluated by the runner (fresh inputs, poisoned outputs, guard bytes, timed-run check).
+// legal genomes of every space of every development task (and of the test contracts in
+// tests/data/tasks/, such as batch norm), rendered, built for this GPU and evaluated by the runner
+// (fresh inputs, poisoned outputs, guard bytes, timed-run check). KEVO_TEMPLATE_GPU_TASKS=a,b
+// keeps only the tasks of those names.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -29,12 +31,18 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   const char* env = std::getenv("KEVO_TEMPLATE_GPU_SAMPLES");
   const int per_space = env ? std::max(1, std::atoi(env)) : 3;
 
-  std::vector<std::string> files;
-  DIR* d = opendir((kRoot + "tasks").c_str());
-  for (dirent* e; d && (e = readdir(d));)
-    if (std::string n = e->d_name; n.size() > 5 && n.substr(n.size() - 5) == ".json") files.push_back(n);
-  if (d) closedir(d);
-  std::sort(files.begin(), files.end());
+  std::vector<std::string> files;  // relative to the root
+  for (const char* folder : {"tasks", "tests/data/tasks"}) {
+    std::vector<std::string> in_folder;
+    DIR* d = opendir((kRoot + folder).c_str());
+    for (dirent* e; d && (e = readdir(d));)
+      if (std::string n = e->d_name; n.size() > 5 && n.substr(n.size() - 5) == ".json")
+        in_folder.push_back(std::string(folder) + "/" + n);
+    if (d) closedir(d);
+    std::sort(in_folder.begin(), in_folder.end());
+    files.insert(files.end(), in_folder.begin(), in_folder.end());
+  }
+  const char* only = std::getenv("KEVO_TEMPLATE_GPU_TASKS");
 
   EvalOptions o;
   o.kevo_binary = KEVO_BINARY;
@@ -48,7 +56,8 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   std::vector<EvalJob> jobs;
   std::vector<std::string> labels;
   for (size_t t = 0; t < files.size(); ++t) {
-    tasks[t] = load_task(kRoot + "tasks/" + files[t]);
+    tasks[t] = load_task(kRoot + files[t]);
+    if (only && ("," + std::string(only) + ",").find("," + tasks[t].name + ",") == std::string::npos) continue;
     auto spaces = mutate::lower(tasks[t]);
     EXPECT_FALSE(spaces.empty()) << files[t];
     for (const auto& s : spaces) {

@@ -25,16 +25,29 @@ namespace {
 
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 
-std::vector<std::string> task_files() {
+// The contracts of a folder, as paths relative to the root ("tasks/01_relu.json").
+std::vector<std::string> contracts(const std::string& folder) {
   std::vector<std::string> out;
-  DIR* d = opendir((kRoot + "tasks").c_str());
+  DIR* d = opendir((kRoot + folder).c_str());
   for (dirent* e; d && (e = readdir(d));) {
     std::string n = e->d_name;
-    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(n);
+    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(folder + "/" + n);
   }
   if (d) closedir(d);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The development tasks, then the test contracts of ops they do not cover (batch norm).
+std::vector<std::string> task_files() {
+  std::vector<std::string> out = contracts("tasks"), extra = contracts("tests/data/tasks");
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
+std::string stem(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return path.substr(slash + 1, path.size() - slash - 1 - 5);
 }
 
 // Genomes sampled per space here; KEVO_SPACE_SAMPLES raises it (bench/space_bench.sh: 200).
@@ -46,7 +59,7 @@ int samples() {
 class TaskSpaces : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TaskSpaces, HaveASpaceWhoseSampledGenomesRenderValidPlansAndCompileForHopperAndBlackwell) {
-  Task task = load_task(kRoot + "tasks/" + GetParam());
+  Task task = load_task(kRoot + GetParam());
   auto spaces = lower(task);
   ASSERT_FALSE(spaces.empty()) << task.name << " has no design space";
   std::mt19937_64 rng(20261129);
@@ -80,7 +93,21 @@ TEST_P(TaskSpaces, HaveASpaceWhoseSampledGenomesRenderValidPlansAndCompileForHop
 }
 
 INSTANTIATE_TEST_SUITE_P(Tasks, TaskSpaces, ::testing::ValuesIn(task_files()),
-                         [](const auto& info) { return info.param.substr(0, info.param.size() - 5); });
+                         [](const auto& info) { return stem(info.param); });
+
+// Batch norm in its three shapes lowers onto the normalize family's channel kernels.
+TEST(Spaces, BatchNormLowersOntoTheChannelKernels) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"batch_norm.json", "normalize_channels/batch_norm"},
+      {"batch_norm_1d.json", "normalize_channels/batch_norm"},
+      {"batch_norm_2d.json", "normalize_channel_columns/batch_norm"}};
+  for (const auto& [file, id] : cases) {
+    Task task = load_task(kRoot + "tests/data/tasks/" + file);
+    auto spaces = lower(task);
+    ASSERT_EQ(spaces.size(), 1u) << file;
+    EXPECT_EQ(spaces.front()->id(), id) << file;
+  }
+}
 
 TEST(Spaces, IllegalGenomesAreRejectedByTheManifestWithAReason) {
   Task task = load_task(kRoot + "tasks/01_relu.json");
@@ -133,6 +160,19 @@ TEST(Manifests, EveryFamilyManifestParsesAndNamesItsSource) {
   EXPECT_GE(families, 1);
 }
 
+// A family's other kernels have manifests of their own beside manifest.json (normalize/columns.json).
+TEST(Manifests, EveryOtherManifestOfAFamilyParsesAndNamesItsFamily) {
+  int others = 0;
+  for (const auto& [path, text] : embedded_templates()) {
+    if (path.size() < 5 || path.substr(path.size() - 5) != ".json" || path.find('/') == std::string::npos) continue;
+    if (path.substr(path.size() - 14) == "/manifest.json") continue;
+    ++others;
+    EXPECT_NO_THROW(manifest_at(path)) << path;
+    EXPECT_EQ(&manifest_at(path), &manifest_at(path)) << "parsed once";
+  }
+  EXPECT_GE(others, 3);  // normalize: columns, channels, channel_columns
+}
+
 TEST(Manifests, MalformedManifestsGiveOneLinePositionedErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"source": "a.cuh", "knobs": {"k": {"values": [1]}}})", "m.json:1:1: missing 'family'"},
@@ -162,20 +202,22 @@ TEST(Manifests, MalformedManifestsGiveOneLinePositionedErrors) {
 namespace kevo::mutate {
 namespace {
 
-// The families are real CUDA C++: nvcc compiles a rendered instance of each, as a user's build
-// would compile an exported kernel.
+// The families are real CUDA C++: nvcc compiles a rendered instance of each of their kernels (one
+// per manifest), as a user's build would compile an exported kernel.
 TEST(Templates, NvccCompilesARenderedInstanceOfEveryFamily) {
   const std::string nvcc = KEVO_NVCC;
   if (nvcc.empty() || access(nvcc.c_str(), X_OK) != 0) GTEST_SKIP() << "no nvcc";
-  std::map<std::string, std::string> one_per_family;  // family -> rendered text
+  std::map<std::string, std::string> one_per_kernel;  // space kind ("normalize_rows") -> rendered text
+  std::set<const Manifest*> seen;
   std::vector<Task> tasks;
-  for (const std::string& f : task_files()) tasks.push_back(load_task(kRoot + "tasks/" + f));
+  for (const std::string& f : task_files()) tasks.push_back(load_task(kRoot + f));
   std::mt19937_64 rng(3);
   for (const Task& t : tasks)
     for (const auto& s : lower(t))
-      if (!one_per_family.count(s->manifest().family)) one_per_family[s->manifest().family] = s->render(s->random_genome(rng));
-  ASSERT_FALSE(one_per_family.empty());
-  for (const auto& [family, text] : one_per_family) {
+      if (seen.insert(&s->manifest()).second)
+        one_per_kernel[s->id().substr(0, s->id().find('/'))] = s->render(s->random_genome(rng));
+  ASSERT_FALSE(one_per_kernel.empty());
+  for (const auto& [family, text] : one_per_kernel) {
     std::string file = ::testing::TempDir() + "kevo_nvcc_" + family + ".cu";
     std::ofstream(file) << text;
     std::string cmd = nvcc + " -std=c++17 -arch=sm_90a -c " + file + " -o " + file + ".o 2>&1";
