@@ -446,7 +446,7 @@ class PlanReader {
 
   MatmulStep read_matmul(const json& v, const Path& p) {
     const std::string lib = "cublaslt.matmul";
-    object(v, p, {"library", "a", "b", "d", "bias", "transpose_a", "transpose_b", "alpha", "epilogue"});
+    object(v, p, {"library", "a", "b", "d", "bias", "transpose_a", "transpose_b", "alpha", "epilogue", "algo"});
     MatmulStep m;
     m.a = operand(v, p, "a", lib, false);
     m.b = operand(v, p, "b", lib, false);
@@ -456,6 +456,16 @@ class PlanReader {
     if (v.contains("transpose_b")) m.transpose_b = boolean(v["transpose_b"], p.key("transpose_b"));
     if (v.contains("alpha")) m.alpha = number(v["alpha"], p.key("alpha"));
     m.epilogue = epilogue(v, p, true);
+    if (v.contains("algo")) {  // whether the list is that long is known only on the GPU (a launch error there)
+      const json& a = v["algo"];
+      const bool ok = a.is_number_integer() && (a.is_number_unsigned() ? a.get<uint64_t>() <= INT32_MAX
+                                                                       : a.get<int64_t>() >= 0 && a.get<int64_t>() <= INT32_MAX);
+      if (!ok)
+        doc_.fail(p.key("algo"),
+                  "must be a non-negative integer, an index into cuBLASLt's heuristic list (0: its first choice); got " +
+                      a.dump());
+      m.algo = a.get<int64_t>();
+    }
     bool adds_bias =
         m.epilogue == Epilogue::Bias || m.epilogue == Epilogue::BiasRelu || m.epilogue == Epilogue::BiasGelu;
     if (adds_bias && m.bias.empty())

@@ -69,6 +69,7 @@ struct MatmulStep {
   bool transpose_a = false, transpose_b = false;
   double alpha = 1.0;
   Epilogue epilogue = Epilogue::None;
+  int64_t algo = 0;  // index into the list cuBLASLt's heuristic returns for the problem (0: its first choice)
 };
 
 // "cudnn.conv2d_forward" on NCHW fp32: y = epilogue(conv2d(x, w) (+ bias[K])); epilogue None or Relu.

@@ -41,7 +41,7 @@ Json step_json(const ResolvedStep& step) {
     return {{"library", "cublaslt.matmul"}, {"a", m->a}, {"b", m->b}, {"d", m->d}, {"bias", m->bias},
             {"m", m->m}, {"n", m->n}, {"k", m->k}, {"names", {c.a, c.b, c.d, c.bias}},
             {"transpose_a", c.transpose_a}, {"transpose_b", c.transpose_b}, {"alpha", c.alpha},
-            {"epilogue", epilogue_name(c.epilogue)}};
+            {"epilogue", epilogue_name(c.epilogue)}, {"algo", c.algo}};
   }
   const auto& v = std::get<ResolvedConv2d>(step);
   const Conv2dStep& c = v.call;
@@ -86,6 +86,8 @@ ResolvedStep step_from(const Json& j, int buffers) {
     m.call.transpose_b = j.at("transpose_b").get<bool>();
     m.call.alpha = j.at("alpha").get<double>();
     m.call.epilogue = epilogue_from(j.at("epilogue").get<std::string>());
+    m.call.algo = j.at("algo").get<int64_t>();
+    if (m.call.algo < 0) throw std::invalid_argument("negative cuBLASLt algorithm index");
     return m;
   }
   if (library == "cudnn.conv2d_forward") {

@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "eval/cuda_api.h"
 #include "eval/cuda_driver.h"
@@ -20,6 +21,8 @@ namespace {
 
 // One workspace serves both libraries; an algorithm that needs more is passed over.
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+// How many of cuBLASLt's heuristic results a plan's "algo" may pick from.
+constexpr int kMatmulAlgorithms = 8;
 
 // The first of `names` the process already has (LibTorch's copy), else the first that loads.
 void* open_library(std::initializer_list<const char*> names, std::string& error) {
@@ -103,7 +106,7 @@ struct LibrarySteps::Blas {
   struct Plan {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;  // our a, b, d
-    cublasLtMatmulAlgo_t algo{};
+    std::vector<cublasLtMatmulAlgo_t> algos;  // the heuristic's usable results, best first: a step's "algo" indexes it
   };
 
   decltype(&cublasLtCreate) create = nullptr;
@@ -207,7 +210,7 @@ struct LibrarySteps::Blas {
 
     cublasLtMatmulPreference_t pref = nullptr;
     check(pref_create(&pref), "cublasLtMatmulPreferenceCreate");
-    cublasLtMatmulHeuristicResult_t results[8] = {};
+    cublasLtMatmulHeuristicResult_t results[kMatmulAlgorithms] = {};
     int found = 0;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     auto pref_set_value = [&](cublasLtMatmulPreferenceAttributes_t attr, auto value) {
@@ -222,14 +225,13 @@ struct LibrarySteps::Blas {
       pref_destroy(pref);
       check(st, "cublasLtMatmulPreferenceSetAttribute");
     }
-    st = heuristic(handle, p.desc, p.b, p.a, p.d, p.d, pref, 8, results, &found);
+    st = heuristic(handle, p.desc, p.b, p.a, p.d, p.d, pref, kMatmulAlgorithms, results, &found);
     pref_destroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) check(st, "cublasLtMatmulAlgoGetHeuristic");
     for (int i = 0; i < found && st == CUBLAS_STATUS_SUCCESS; ++i)
-      if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= kWorkspaceBytes) {
-        p.algo = results[i].algo;
-        return;
-      }
+      if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= kWorkspaceBytes)
+        p.algos.push_back(results[i].algo);
+    if (!p.algos.empty()) return;
     throw std::runtime_error("cuBLASLt: no algorithm for " + describe(s) + " within a " +
                              std::to_string(kWorkspaceBytes >> 20) + " MiB workspace");
   }
@@ -472,6 +474,12 @@ void LibrarySteps::launch(const ResolvedMatmul& step, const ResolvedPlan& plan, 
   if (!blas_) blas_ = std::make_unique<Blas>();
   CUdeviceptr ws = workspace();
   const Blas::Plan& p = blas_->plan_for(step, alignment(a), alignment(b), alignment(d));
+  if (step.call.algo < 0 || static_cast<size_t>(step.call.algo) >= p.algos.size())
+    throw std::runtime_error("cublaslt.matmul: algo " + std::to_string(step.call.algo) + " but the heuristic returned " +
+                             std::to_string(p.algos.size()) + " algorithm" + (p.algos.size() == 1 ? "" : "s") + " for " +
+                             Blas::describe(step) + " (within the " + std::to_string(kWorkspaceBytes >> 20) +
+                             " MiB workspace)");
+  const cublasLtMatmulAlgo_t& algo = p.algos[static_cast<size_t>(step.call.algo)];
   if (bias) {
     const void* ptr = reinterpret_cast<const void*>(address(plan, buffers, step.bias, "cuBLASLt"));
     blas_->set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, ptr);
@@ -479,7 +487,7 @@ void LibrarySteps::launch(const ResolvedMatmul& step, const ResolvedPlan& plan, 
   const float alpha = static_cast<float>(step.call.alpha), beta = 0.0f;
   void* dp = reinterpret_cast<void*>(d);
   blas_->check(blas_->matmul(blas_->handle, p.desc, &alpha, reinterpret_cast<const void*>(b), p.b,
-                             reinterpret_cast<const void*>(a), p.a, &beta, dp, p.d, dp, p.d, &p.algo,
+                             reinterpret_cast<const void*>(a), p.a, &beta, dp, p.d, dp, p.d, &algo,
                              reinterpret_cast<void*>(ws), kWorkspaceBytes, stream),
                "cublasLtMatmul");
 }

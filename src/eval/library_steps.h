@@ -13,9 +13,9 @@ namespace kevo::eval {
 // cuBLASLt and cuDNN, loaded with dlopen on first use (libcublasLt.so.13 or .so.12, libcudnn.so.9,
 // or the unversioned names; a copy the process already has, such as LibTorch's, is taken first), so
 // that the CPU build needs neither and the worker shares LibTorch's. Both compute in full fp32, never
-// TF32, so their results match fp32 LibTorch with TF32 off. Descriptors and the chosen algorithm
-// are kept per distinct shape, so repeated launches of a step (timing runs) do no host-side
-// search. Everything lives in the context current at first use; one object per worker process,
+// TF32, so their results match fp32 LibTorch with TF32 off. Descriptors and the chosen algorithms
+// (cuBLASLt: the heuristic's list, up to 8, which a matmul step's "algo" indexes) are kept per
+// distinct shape, so repeated launches of a step (timing runs) do no host-side search. Everything lives in the context current at first use; one object per worker process,
 // used from one thread, its steps queued on one stream at a time (they share one workspace).
 class LibrarySteps {
  public:
@@ -26,7 +26,8 @@ class LibrarySteps {
 
   // Queues the step on `stream` (a stream of the current context's device); buffers[i] is the
   // device address of plan.buffers[i]. Throws std::runtime_error with one line on failure:
-  // "cuBLASLt: no algorithm for ...", "cuDNN: libcudnn.so.9 not found: ...",
+  // "cuBLASLt: no algorithm for ...", "cublaslt.matmul: algo 5 but the heuristic returned 3
+  // algorithms for ...", "cuDNN: libcudnn.so.9 not found: ...",
   // "cuDNN: CUDNN_STATUS_BAD_PARAM in cudnnConvolutionForward".
   void launch(const ResolvedMatmul& step, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,
               CUstream stream);

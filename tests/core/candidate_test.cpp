@@ -192,6 +192,7 @@ TEST(Candidate, CublasLtPlanForTask13Resolves) {
     EXPECT_FALSE(mm.call.transpose_a);
     EXPECT_EQ(mm.call.alpha, 2.0);
     EXPECT_EQ(mm.call.epilogue, Epilogue::Bias);
+    EXPECT_EQ(mm.call.algo, 0);  // the heuristic's first choice unless the plan picks another
     const auto& kern = std::get<ResolvedKernel>(p.steps[1]);
     EXPECT_EQ(kern.grid[0], static_cast<unsigned>((m[w] * n[w] + 255) / 256));
     EXPECT_EQ(kern.args[2].integer, m[w] * n[w]);
@@ -490,7 +491,17 @@ std::vector<Malformed> malformed_cases() {
           "l.json:5:111: plan.steps[0].alpha: must be a number, got a string"),
       lin("unknown matmul field", R"("alpha": 2.0)", R"("beta": 2.0)",
           "l.json:5:102: plan.steps[0].beta: unknown field 'beta' (expected one of: library, a, b, d,"
-          " bias, transpose_a, transpose_b, alpha, epilogue)"),
+          " bias, transpose_a, transpose_b, alpha, epilogue, algo)"),
+      lin("cuBLASLt algorithm from the heuristic list", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": 3)", "(no error)"),
+      lin("negative cuBLASLt algorithm", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": -1)",
+          "l.json:5:124: plan.steps[0].algo: must be a non-negative integer, an index into cuBLASLt's heuristic"
+          " list (0: its first choice); got -1"),
+      lin("fractional cuBLASLt algorithm", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": 1.5)",
+          "l.json:5:124: plan.steps[0].algo: must be a non-negative integer, an index into cuBLASLt's heuristic"
+          " list (0: its first choice); got 1.5"),
+      lin("cuBLASLt algorithm as a string", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": "1")",
+          "l.json:5:124: plan.steps[0].algo: must be a non-negative integer, an index into cuBLASLt's heuristic"
+          " list (0: its first choice); got \"1\""),
       cv("conv output shape differs", R"("padding": [0, 0])", R"("padding": [1, 1])",
          "v.json:5:7: plan.steps[0]: 'y' is [128, 128, 126, 126] but the convolution gives [128, 128,"
          " 128, 128] (workload 0)"),

@@ -36,6 +36,22 @@ TEST(PlanJson, KernelAndLibraryPlansRoundTrip) {
   expect_round_trip("tasks/01_relu.json", "tests/data/planted/relu_skip_when_timed.cu");
 }
 
+// The cuBLASLt algorithm index travels with the matmul; a negative or missing one is refused.
+TEST(PlanJson, MatmulAlgorithmIndexRoundTrips) {
+  Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  Candidate c = load_candidate(kRoot + "tests/data/candidates/linear_leaky_relu.json", task);
+  ResolvedPlan plan = resolve_plan(c, task, task.workloads[0], DeviceLimits{});
+  EXPECT_EQ(std::get<ResolvedMatmul>(plan.steps[0]).call.algo, 0);
+  std::get<ResolvedMatmul>(plan.steps[0]).call.algo = 3;
+  nlohmann::json j = resolved_plan_to_json(plan);
+  EXPECT_EQ(std::get<ResolvedMatmul>(resolved_plan_from_json(j).steps[0]).call.algo, 3);
+  nlohmann::json negative = j, missing = j;
+  negative["steps"][0]["algo"] = -1;
+  missing["steps"][0].erase("algo");
+  EXPECT_THROW(resolved_plan_from_json(negative), std::invalid_argument);
+  EXPECT_THROW(resolved_plan_from_json(missing), std::invalid_argument);
+}
+
 TEST(PlanJson, DamagedPlansAreRefused) {
   Task task = load_task(kRoot + "tasks/03_softmax.json");
   Candidate c = load_candidate(kRoot + "tests/data/candidates/softmax.cu", task);

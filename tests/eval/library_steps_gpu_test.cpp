@@ -82,6 +82,7 @@ struct MatmulCase {
   bool transpose_a, transpose_b;
   double alpha;
   Epilogue epilogue;
+  int64_t algo = 0;  // index into cuBLASLt's heuristic list
 };
 
 class MatmulGpu : public LibraryStepsGpu, public ::testing::WithParamInterface<MatmulCase> {};
@@ -105,6 +106,7 @@ TEST_P(MatmulGpu, MatchesLibTorch) {
   step.call.transpose_b = c.transpose_b;
   step.call.alpha = c.alpha;
   step.call.epilogue = c.epilogue;
+  step.call.algo = c.algo;
   step.a = add_buffer(plan, ptrs, ResolvedBuffer::Input, "a", a);
   step.b = add_buffer(plan, ptrs, ResolvedBuffer::Input, "b", b);
   if (has_bias) {
@@ -137,7 +139,11 @@ INSTANTIATE_TEST_SUITE_P(
                       MatmulCase{"bias_relu_both_transposed", 37, 51, 29, true, true, -1.5, Epilogue::BiasRelu},
                       MatmulCase{"bias_gelu", 37, 51, 29, false, false, 1.0, Epilogue::BiasGelu},
                       MatmulCase{"big_plain", 512, 1024, 768, false, false, 1.0, Epilogue::None},
-                      MatmulCase{"big_bias_relu_transpose_b", 512, 1024, 768, false, true, 2.0, Epilogue::BiasRelu}),
+                      MatmulCase{"big_bias_relu_transpose_b", 512, 1024, 768, false, true, 2.0, Epilogue::BiasRelu},
+                      // The heuristic's second choice: another kernel, the same fp32 result.
+                      MatmulCase{"big_plain_algo1", 512, 1024, 768, false, false, 1.0, Epilogue::None, 1},
+                      MatmulCase{"big_bias_gelu_transpose_b_algo1", 512, 1024, 768, false, true, 2.0, Epilogue::BiasGelu,
+                                 1}),
     [](const ::testing::TestParamInfo<MatmulCase>& i) { return std::string(i.param.name); });
 
 struct ConvCase {
@@ -207,6 +213,40 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"big_bias_relu", {8, 64, 56, 56}, 128, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true, Epilogue::Relu}),
     [](const ::testing::TestParamInfo<ConvCase>& i) { return std::string(i.param.name); });
 // clang-format on
+
+// An algorithm index past the heuristic's list is a one-line launch error (the runner's LaunchError),
+// and the object still serves the same shape with an index inside the list.
+TEST_F(LibraryStepsGpu, MatmulAlgorithmPastTheHeuristicListThrowsOneLine) {
+  torch::Tensor a = torch::randn({64, 48}, gpu_f32());
+  torch::Tensor b = torch::randn({48, 96}, gpu_f32());
+  torch::Tensor d = torch::empty({64, 96}, gpu_f32());
+  ResolvedPlan plan;
+  std::vector<CUdeviceptr> ptrs;
+  ResolvedMatmul mm;
+  mm.call.a = "a";
+  mm.call.b = "b";
+  mm.call.d = "d";
+  mm.call.algo = 1000;
+  mm.a = add_buffer(plan, ptrs, ResolvedBuffer::Input, "a", a);
+  mm.b = add_buffer(plan, ptrs, ResolvedBuffer::Input, "b", b);
+  mm.d = add_buffer(plan, ptrs, ResolvedBuffer::Output, "d", d);
+  mm.m = 64;
+  mm.n = 96;
+  mm.k = 48;
+  plan.steps = {mm};
+  LibrarySteps libs;
+  try {
+    libs.launch(mm, plan, ptrs, nullptr);
+    ADD_FAILURE() << "algo 1000 was accepted";
+  } catch (const std::runtime_error& e) {
+    std::printf("algo past the list: %s\n", e.what());
+    EXPECT_EQ(std::string(e.what()).rfind("cublaslt.matmul: algo 1000 but the heuristic returned ", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
+  mm.call.algo = 0;
+  torch::Tensor got = run_twice("matmul after a bad algo", d, [&] { libs.launch(mm, plan, ptrs, nullptr); });
+  EXPECT_EQ(check_close("matmul after a bad algo", got, torch::matmul(a, b)), 0);
+}
 
 // A step cuDNN rejects gives one line naming cuDNN, and the object still serves later steps.
 TEST_F(LibraryStepsGpu, RejectedStepThrowsOneLineAndLeavesTheObjectUsable) {
