@@ -503,10 +503,10 @@ inline cudaError_t launch(const void* kernel, dim3 grid, dim3 block, size_t shar
 
 const char* kCublasLtRuntime = R"(
 // ---- kevo export runtime: cuBLASLt matmul steps (link with -lcublasLt)
-#ifndef KEVO_EXPORT_CUBLASLT_V1
-#define KEVO_EXPORT_CUBLASLT_V1
+#ifndef KEVO_EXPORT_CUBLASLT_V2
+#define KEVO_EXPORT_CUBLASLT_V2
 namespace kevo_export {
-inline namespace v1 {
+inline namespace v2 {
 
 // d[m,n] = epilogue(alpha * op(a)[m,k] @ op(b)[k,n] (+ bias[n])) on row-major fp32 matrices, with
 // the bias added after the alpha scaling (cuBLASLt's order) and gelu cuBLASLt's tanh approximation.
@@ -515,6 +515,7 @@ struct MatmulShape {
   bool transpose_a, transpose_b;
   float alpha;
   cublasLtEpilogue_t epilogue;
+  int algo;  // index into the heuristic's usable results (0: its first choice), as the plan's "algo"
 };
 
 namespace detail {
@@ -550,7 +551,7 @@ struct MatmulPlan {
 
 inline bool same(const MatmulShape& x, const MatmulShape& y) {
   return x.m == y.m && x.n == y.n && x.k == y.k && x.transpose_a == y.transpose_a &&
-         x.transpose_b == y.transpose_b && x.epilogue == y.epilogue;
+         x.transpose_b == y.transpose_b && x.epilogue == y.epilogue && x.algo == y.algo;
 }
 
 inline void release(MatmulPlan& p) {
@@ -565,7 +566,7 @@ inline cublasStatus_t layout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t co
   return cublasLtMatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), cols);
 }
 
-// Descriptors and the heuristic's first algorithm that fits the workspace.
+// Descriptors and the heuristic's algorithm the plan names: the algo-th that fits the workspace.
 inline cublasStatus_t build(MatmulPlan& p) {
   const MatmulShape& s = p.shape;
   // Row-major d = op(a) op(b) is column-major d^T = op(b)^T op(a)^T: cuBLASLt's A is our b, its B our a.
@@ -600,8 +601,10 @@ inline cublasStatus_t build(MatmulPlan& p) {
     st = cublasLtMatmulAlgoGetHeuristic(p.handle, p.desc, p.b, p.a, p.d, p.d, pref, 8, results, &found);
   if (pref) cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS) return st;
+  int usable = 0;
   for (int i = 0; i < found; ++i)
-    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= p.workspace_bytes) {
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= p.workspace_bytes &&
+        usable++ == s.algo) {
       p.algo = results[i].algo;
       return CUBLAS_STATUS_SUCCESS;
     }
@@ -662,9 +665,9 @@ inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const 
                                             plan->d, d, plan->d, &plan->algo, workspace, workspace_bytes, stream));
 }
 
-}  // namespace v1
+}  // namespace v2
 }  // namespace kevo_export
-#endif  // KEVO_EXPORT_CUBLASLT_V1
+#endif  // KEVO_EXPORT_CUBLASLT_V2
 )";
 
 const char* kCudnnRuntime = R"(
@@ -1374,7 +1377,8 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
         << (m->bias.empty() ? "nullptr" : L.pointer(m->bias)) << ",\n"
         << "      kevo_export::MatmulShape{" << rows << ", " << cols << ", " << inner << ", "
         << (m->transpose_a ? "true" : "false") << ", " << (m->transpose_b ? "true" : "false") << ", "
-        << float_literal(m->alpha) << ", " << cublaslt_epilogue(m->epilogue) << "},  // m, n, k, transpose a, b, alpha\n"
+        << float_literal(m->alpha) << ", " << cublaslt_epilogue(m->epilogue) << ", " << m->algo
+        << "},  // m, n, k, transpose a, b, alpha, epilogue, heuristic algorithm index\n"
         << "      " << L.library() << ", kevo_export::kLibraryWorkspaceBytes, stream);\n"
         << "  if (" << L.err() << " != cudaSuccess) return " << L.err() << ";\n";
     } else {

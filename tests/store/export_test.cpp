@@ -243,7 +243,7 @@ const char* kRecordingRuntime = R"src(#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstring>
 #define KEVO_EXPORT_RUNTIME_V1
-#define KEVO_EXPORT_CUBLASLT_V1
+#define KEVO_EXPORT_CUBLASLT_V2
 #define KEVO_EXPORT_CUDNN_V1
 const char* const* g_kinds = nullptr;  // per kernel launch of the run: 'B'uffer, 'I'nt32, 'L' int64, 'F'loat, 'D'ouble
 int g_launch = 0;
@@ -279,6 +279,7 @@ struct MatmulShape {
   bool transpose_a, transpose_b;
   float alpha;
   cublasLtEpilogue_t epilogue;
+  int algo;
 };
 inline const char* epilogue_text(cublasLtEpilogue_t e) {
   switch (e) {
@@ -728,7 +729,7 @@ TEST(Export, ProvenanceWorkloadsAndLibrariesReadAsGiven) {
   Candidate lc = load_candidate(kRoot + "tests/data/candidates/linear_leaky_relu.json", linear);
   std::string lh = export_header(linear, lc, provenance(linear, "l"));
   for (const char* want : {"#include <cublasLt.h>", "link -lcublasLt", "kevo_export::cublaslt_matmul(",
-                           "kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS}",
+                           "kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS, 0}",
                            "CUBLAS_COMPUTE_32F", "kevo_export::kLibraryWorkspaceBytes",
                            "dim3(unsigned(kevo_export::floordiv(M * N + 255, 256)))", "float arg4 = 0.1f;"})
     EXPECT_NE(lh.find(want), std::string::npos) << want << "\n" << lh;
