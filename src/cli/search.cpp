@@ -212,7 +212,8 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
       "out", po::value(&out)->required(), "the campaign file to write (HDF5)")(
       "force", po::bool_switch(&force), "replace an existing --out file")(
-      "policy", po::value(&c.arm)->default_value("random"), "the mutation policy: random")(
+      "policy", po::value(&c.arm)->default_value("random"), "the mutation policy: random, learned, learned-frozen")(
+      "policy-init", po::value(&c.policy_init), "learned policies: start from this checkpoint (learned-frozen needs one)")(
       "budget-evals", po::value(&c.budget_evals)->default_value(500), "evaluations per task")(
       "budget-seconds", po::value(&c.wall_seconds)->default_value(0), "stop proposing after this long (0: no limit)")(
       "max-generations", po::value(&c.max_generations)->default_value(0), "generations at most (0: no limit)")(
@@ -311,6 +312,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   std::vector<std::string> tasks;
   std::string out;
   search::SweepConfig sc;
+  std::vector<std::string> fixes;
   int64_t seed = 1;
   EvaluatorFlags ev;
   opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
@@ -318,7 +320,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "limit", po::value(&sc.limit)->default_value(200), "genomes per task, shared between its spaces")(
       "seed", po::value(&seed)->default_value(1), "which genomes of spaces too large to measure whole")(
       "batch", po::value(&sc.batch)->default_value(32), "genomes per batch (one commit each)")(
-      "sources", po::bool_switch(&sc.sources), "keep the candidates' texts in the file");
+      "sources", po::bool_switch(&sc.sources), "keep the candidates' texts in the file")(
+      "fix", po::value(&fixes)->composing(), "sweep a sub-space: KNOB=V[,V...] (repeatable), e.g. kCluster=4,8");
   ev.add(opts);
   po::positional_options_description pos;
   pos.add("task", -1);
@@ -333,6 +336,23 @@ int cmd_sweep(const std::vector<std::string>& args) {
   std::unique_ptr<search::VariantEvaluator> evaluator;
   std::string note;
   try {
+    for (const std::string& f : fixes) {
+      size_t eq = f.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == f.size())
+        throw InputError(Location{}, "--fix", "'" + f + "': use KNOB=V or KNOB=V1,V2");
+      std::stringstream in(f.substr(eq + 1));
+      for (std::string v; std::getline(in, v, ',');) {
+        size_t used = 0;
+        int64_t x = 0;
+        try {
+          x = std::stoll(v, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (used == 0 || used != v.size()) throw InputError(Location{}, "--fix", "'" + f + "': '" + v + "' is not an integer");
+        sc.fix[f.substr(0, eq)].push_back(x);
+      }
+    }
     std::vector<std::string> used;
     evaluator = ev.make(used, note);
     std::cout << "sweep -> " << out << " on " << evaluator->describe() << "\n";

@@ -28,25 +28,49 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Every legal genome when the space is small, else up to `want` distinct random ones.
-std::vector<mutate::Genome> candidates_of(const mutate::DesignSpace& s, int64_t want, std::mt19937_64& rng) {
+using Fix = std::map<std::string, std::vector<int64_t>>;
+
+// The knob domains with `fix` applied; empty when the space lacks a fixed knob or a fixed value.
+std::vector<std::vector<int64_t>> domains(const mutate::DesignSpace& s, const Fix& fix) {
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& [name, values] : fix)
+    if (s.manifest().knob(name) < 0) return {};
+  for (const mutate::Knob& k : s.knobs()) {
+    auto f = fix.find(k.name);
+    std::vector<int64_t> d;
+    for (int64_t v : k.values)
+      if (f == fix.end() || std::find(f->second.begin(), f->second.end(), v) != f->second.end()) d.push_back(v);
+    if (d.empty()) return {};
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// Every legal genome when the (sub-)space is small enough to enumerate, else up to `want` distinct
+// random legal ones.
+std::vector<mutate::Genome> candidates_of(const mutate::DesignSpace& s, int64_t want, const Fix& fix,
+                                          std::mt19937_64& rng) {
   std::vector<mutate::Genome> out;
-  if (s.size() <= 100000) {
-    mutate::Genome g{s.id(), std::vector<int64_t>(s.knobs().size())};
-    std::vector<size_t> at(s.knobs().size(), 0);
+  std::vector<std::vector<int64_t>> dom = domains(s, fix);
+  if (dom.empty()) return out;
+  double size = 1;
+  for (const auto& d : dom) size *= static_cast<double>(d.size());
+  mutate::Genome g{s.id(), std::vector<int64_t>(dom.size())};
+  if (size <= 1e6) {
+    std::vector<size_t> at(dom.size(), 0);
     for (;;) {
-      for (size_t k = 0; k < at.size(); ++k) g.values[k] = s.knobs()[k].values[at[k]];
+      for (size_t k = 0; k < at.size(); ++k) g.values[k] = dom[k][at[k]];
       if (s.legal(g)) out.push_back(g);
       size_t k = 0;
-      while (k < at.size() && ++at[k] == s.knobs()[k].values.size()) at[k++] = 0;
+      while (k < at.size() && ++at[k] == dom[k].size()) at[k++] = 0;
       if (k == at.size()) break;
     }
     return out;
   }
   std::set<std::vector<int64_t>> seen;
-  for (int64_t tries = 0; tries < want * 20 && static_cast<int64_t>(out.size()) < want; ++tries) {
-    mutate::Genome g = s.random_genome(rng);
-    if (seen.insert(g.values).second) out.push_back(g);
+  for (int64_t tries = 0; tries < want * 1000 && static_cast<int64_t>(out.size()) < want; ++tries) {
+    for (size_t k = 0; k < dom.size(); ++k) g.values[k] = dom[k][std::uniform_int_distribution<size_t>(0, dom[k].size() - 1)(rng)];
+    if (s.legal(g) && seen.insert(g.values).second) out.push_back(g);
   }
   return out;
 }
@@ -69,11 +93,11 @@ std::string now_iso() {
 }  // namespace
 
 std::vector<mutate::Genome> sweep_genomes(const std::vector<std::unique_ptr<mutate::DesignSpace>>& spaces,
-                                          int64_t limit, uint64_t seed) {
+                                          int64_t limit, uint64_t seed, const Fix& fix) {
   std::vector<std::vector<mutate::Genome>> pools;
   for (size_t i = 0; i < spaces.size(); ++i) {
     std::mt19937_64 rng(seed * 1000003 + i);
-    pools.push_back(candidates_of(*spaces[i], limit, rng));
+    pools.push_back(candidates_of(*spaces[i], limit, fix, rng));
     std::shuffle(pools.back().begin(), pools.back().end(), rng);
   }
   // Water-filling: spaces with fewer genomes than their share give the rest to the others.
@@ -166,7 +190,10 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     j.run = run->id;
     j.spaces = mutate::lower(*j.task);
     if (j.spaces.empty()) throw InputError(Location{f, 0, 0}, "", "no design space serves this task (see kevo space)");
-    for (mutate::Genome& g : sweep_genomes(j.spaces, config.limit, config.seed)) {
+    std::vector<mutate::Genome> genomes = sweep_genomes(j.spaces, config.limit, config.seed, config.fix);
+    if (genomes.empty())
+      throw InputError(Location{f, 0, 0}, "--fix", "no legal genome of " + j.task->name + "'s spaces has these knob values");
+    for (mutate::Genome& g : genomes) {
       std::ostringstream key;
       key << j.run << '|' << g.to_string();
       if (recorded.count(key.str())) {

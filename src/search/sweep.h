@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,16 @@ struct SweepConfig {
   uint64_t seed = 1;       // which genomes of spaces too large to measure whole
   int batch = 32;          // genomes per evaluator call (and per commit)
   bool sources = false;    // keep candidate texts in the file (genomes re-render without them)
+  // A sub-space: knob name -> the values allowed. Spaces without the knob are left out.
+  std::map<std::string, std::vector<int64_t>> fix;
 };
 
 // The genomes a sweep measures for one task: every legal genome of a space with at most `share`
 // of them, a uniform sample without repeats of larger ones; shares left over by small spaces go
-// to the others. Deterministic in (spaces, limit, seed).
+// to the others; `fix` restricts every space to a sub-space. Deterministic in its arguments.
 std::vector<mutate::Genome> sweep_genomes(const std::vector<std::unique_ptr<mutate::DesignSpace>>& spaces,
-                                          int64_t limit, uint64_t seed);
+                                          int64_t limit, uint64_t seed,
+                                          const std::map<std::string, std::vector<int64_t>>& fix = {});
 
 struct SweepProgress {
   std::string task;

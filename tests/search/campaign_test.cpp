@@ -213,6 +213,17 @@ TEST(Sweep, GenomesAreDistinctLegalDeterministicAndCoverEverySpace) {
   EXPECT_TRUE(a == b);
 }
 
+TEST(Sweep, FixedKnobsSweepASubSpace) {
+  Task task = load_task(kRoot + "tasks/03_softmax.json");
+  auto spaces = mutate::lower(task);
+  const std::string knob = spaces.front()->knobs().front().name;
+  const int64_t value = spaces.front()->knobs().front().values.back();
+  auto g = sweep_genomes(spaces, 50, 1, {{knob, {value}}});
+  ASSERT_FALSE(g.empty());
+  for (const auto& x : g) EXPECT_EQ(x.values.front(), value) << x.to_string();
+  EXPECT_TRUE(sweep_genomes(spaces, 50, 1, {{"kNoSuchKnob", {1}}}).empty());
+}
+
 TEST(Sweep, RecordsWhatReplayThenAnswersAndContinuesAnInterruptedSweep) {
   std::string path = temp_path("sweep.h5");
   SweepConfig sc;
