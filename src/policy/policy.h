@@ -47,6 +47,7 @@ struct Proposal {
   std::vector<int64_t> parents;  // variant ids
   double log_prob = 0;           // of the sampled mutation under the policy
   std::string action;            // the mutation in words: "point kVec=4", "space_switch reduce_rows"
+  int64_t token = -1;            // the policy's key to what it sampled (comes back in Transition); -1: none
 };
 
 // A proposal with the fitness its child earned (0: invalid or unmeasured) and the reward.

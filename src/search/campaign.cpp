@@ -23,6 +23,7 @@
 #include "core/sha256.h"
 #include "core/task.h"
 #include "mutate/space.h"
+#include "policy/learned_policy.h"
 #include "policy/policy.h"
 #include "search/archive.h"
 #include "search/build_info.h"
@@ -154,6 +155,8 @@ struct Campaign::State {
   double busy_at_start = 0;
 
   void init_runs(const std::vector<store::TaskRecord>& tasks) {
+    const bool learned = config.arm == "learned" || config.arm == "learned-frozen";
+    const std::string init = learned && !config.policy_init.empty() ? read_text(config.policy_init) : std::string();
     for (size_t i = 0; i < tasks.size(); ++i) {
       Run r;
       r.id = static_cast<int>(i);
@@ -162,9 +165,23 @@ struct Campaign::State {
       if (r.spaces.empty())
         throw InputError(Location{tasks[i].name, 0, 0}, "", "no design space serves this task (see kevo space)");
       if (config.arm == "random") r.policy = policy::make_random_policy();
-      else throw InputError(Location{}, "--policy", "unknown policy '" + config.arm + "' (have: random)");
+      else if (learned) r.policy = learned_policy(r.id, init);
+      else throw InputError(Location{}, "--policy", "unknown policy '" + config.arm + "' (have: random, learned, learned-frozen)");
       r.islands.resize(static_cast<size_t>(config.islands));
       runs.push_back(std::move(r));
+    }
+  }
+
+  // Initial parameters from (seed, run) unless a checkpoint is given.
+  std::unique_ptr<policy::Policy> learned_policy(int run, const std::string& init) const {
+    policy::LearnedPolicyConfig lc;
+    lc.seed = splitmix(config.seed ^ splitmix(static_cast<uint64_t>(run) + 1));
+    lc.frozen = config.arm == "learned-frozen";
+    lc.init = init;
+    try {
+      return policy::make_learned_policy(lc);
+    } catch (const std::runtime_error& e) {
+      throw InputError(Location{config.policy_init, 0, 0}, "--policy-init", e.what());
     }
   }
 
@@ -549,12 +566,16 @@ void validate(const CampaignConfig& c) {
   if (!valid_reward(c.reward)) bad("--reward", "'" + c.reward + "': use bucketed or log_speedup");
   if (c.trials < 1 || c.trials > 1000) bad("--trials", "must be between 1 and 1000");
   if (!(c.max_seconds > 0)) bad("--max-seconds", "must be positive");
-  if (c.arm != "random") bad("--policy", "unknown policy '" + c.arm + "' (have: random)");
+  if (c.arm != "random" && c.arm != "learned" && c.arm != "learned-frozen")
+    bad("--policy", "unknown policy '" + c.arm + "' (have: random, learned, learned-frozen)");
+  if (c.arm == "learned-frozen" && c.policy_init.empty())
+    bad("--policy-init", "learned-frozen samples from a checkpoint: give the file a learned policy wrote");
 }
 
 std::string config_to_json(const CampaignConfig& c) {
   json j;
   j["arm"] = c.arm;
+  j["policy_init"] = c.policy_init;
   j["seed"] = c.seed;
   j["population"] = c.population;
   j["islands"] = c.islands;
@@ -581,6 +602,7 @@ CampaignConfig config_from_json(const std::string& text) {
   try {
     json j = json::parse(text);
     c.arm = j.at("arm").get<std::string>();
+    c.policy_init = j.value("policy_init", std::string());  // absent in files of kevo before the learned arms
     c.seed = j.at("seed").get<uint64_t>();
     c.population = j.at("population").get<int>();
     c.islands = j.at("islands").get<int>();

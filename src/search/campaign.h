@@ -16,7 +16,8 @@
 namespace kevo::search {
 
 struct CampaignConfig {
-  std::string arm = "random";          // the policy
+  std::string arm = "random";          // the policy: random, learned, learned-frozen
+  std::string policy_init;             // learned arms: a policy checkpoint file to start from (learned-frozen needs one)
   uint64_t seed = 1;
   int population = 16;                 // offspring per island per generation (and seeds per island)
   int islands = 2;

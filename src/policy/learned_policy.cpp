@@ -1,0 +1,833 @@
+// The learned policy: per request, every legal mutation (each point change, one multi-knob, one
+// crossover with the mate, one space switch) gets a feature vector (task summary, parent
+// measurement and knob positions, search progress, the mutation itself, knobs keyed by hashed
+// *name* so what is learned carries over between spaces and tasks); an MLP scores them, and a
+// mutation is drawn from the softmax with the campaign's RNG. A multi-knob change is two or three
+// of the policy's own point changes, drawn one knob at a time. update() is PPO on the generation's
+// transitions with leave-one-out advantages among the children of one parent.
+#include "policy/learned_policy.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_set>
+
+#include "core/sha256.h"
+
+namespace kevo::policy {
+
+namespace {
+
+using mutate::DesignSpace;
+using mutate::Genome;
+using mutate::Operator;
+using nlohmann::json;
+
+// ---- feature layout --------------------------------------------------------------------------
+
+// A knob is keyed by two hashes of its name into two blocks of buckets, so two names rarely
+// share both slots.
+constexpr int kBuckets = 16;
+constexpr int kSlots = 2 * kBuckets;
+constexpr int kOpBuckets = 8;
+constexpr int kTaskFeatures = kOpBuckets + 5;
+constexpr int kParentFeatures = 7;
+constexpr int kKnobStateFeatures = 2 * kSlots;  // position, presence
+constexpr int kProgressFeatures = 4;
+constexpr int kStateFeatures = kTaskFeatures + kParentFeatures + kKnobStateFeatures + kProgressFeatures;
+constexpr int kOps = 4;                         // point, multi, crossover, space switch
+constexpr int kPointScalars = 6;
+// The value taken ("kVec=4"), keyed like a knob by two hashes: what one value of one knob does
+// (fail, spill, win) is learned directly and carries over to every space with that knob.
+constexpr int kValueBuckets = 32;
+constexpr int kValueSlots = 2 * kValueBuckets;
+constexpr int kActionFeatures = kOps + kSlots + kPointScalars + 2 * kSlots + kValueSlots + 2;
+constexpr int kFeatures = kStateFeatures + kActionFeatures;
+constexpr size_t kRememberedChildren = 4096;    // children a point action will not propose again
+constexpr size_t kMinibatch = 8;                // transitions per gradient step
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return h;
+}
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [0, 1) from the raw engine: the same numbers with every standard library.
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+std::pair<int, int> slots_of(const std::string& knob_name) {
+  const uint64_t h = fnv1a(knob_name);
+  return {static_cast<int>(h % kBuckets), kBuckets + static_cast<int>((h >> 32) % kBuckets)};
+}
+
+std::pair<int, int> value_slots_of(const std::string& knob_name, int64_t value) {
+  const uint64_t h = splitmix(fnv1a(knob_name) ^ static_cast<uint64_t>(value));
+  return {static_cast<int>(h % kValueBuckets), kValueBuckets + static_cast<int>((h >> 32) % kValueBuckets)};
+}
+
+uint64_t genome_hash(const Genome& g) {
+  uint64_t h = fnv1a(g.space);
+  for (int64_t v : g.values) h = splitmix(h ^ static_cast<uint64_t>(v));
+  return h;
+}
+
+double clamp(double x, double lo, double hi) { return std::isfinite(x) ? std::min(hi, std::max(lo, x)) : lo; }
+
+int index_in(const mutate::Knob& k, int64_t v) {
+  auto it = std::find(k.values.begin(), k.values.end(), v);
+  return it == k.values.end() ? -1 : static_cast<int>(it - k.values.begin());
+}
+
+// Where a value sits in its knob's domain, 0..1 (0.5 for a single value or one outside it).
+double position(const mutate::Knob& k, int64_t v) {
+  const int i = index_in(k, v);
+  if (i < 0 || k.values.size() < 2) return 0.5;
+  return static_cast<double>(i) / static_cast<double>(k.values.size() - 1);
+}
+
+double log2_size(int64_t v) { return std::log2(static_cast<double>(std::llabs(v)) + 1.0); }
+
+// Op kinds, sizes, FLOPs and arithmetic intensity of the task's largest workload.
+std::vector<float> task_summary(const Task& t) {
+  std::vector<float> f(kTaskFeatures, 0.f);
+  if (t.workloads.empty()) return f;
+  const Workload* big = &t.workloads.front();
+  for (const Workload& w : t.workloads)
+    if (t.bytes_moved(w) > t.bytes_moved(*big)) big = &w;
+  try {
+    const Graph g = t.graph(*big);
+    double flops = static_cast<double>(g.matmul_conv_flops());
+    for (const Node& n : g.nodes) {
+      f[fnv1a(n.op) % kOpBuckets] += 1.f / static_cast<float>(g.nodes.size());
+      for (int o : n.outputs) flops += static_cast<double>(numel(g.values[static_cast<size_t>(o)].shape));
+    }
+    const double bytes = static_cast<double>(t.bytes_moved(*big));
+    f[kOpBuckets + 0] = static_cast<float>(std::log10(bytes + 1) / 10);
+    f[kOpBuckets + 1] = static_cast<float>(std::log10(flops + 1) / 12);
+    f[kOpBuckets + 2] = static_cast<float>(clamp(std::log10(flops / std::max(bytes, 1.0) + 1e-3) / 3, -1, 2));
+    f[kOpBuckets + 3] = static_cast<float>(std::min<size_t>(g.nodes.size(), 32)) / 32.f;
+  } catch (const std::exception&) {
+    // A task whose graph does not build is summarised by its workload count alone.
+  }
+  f[kOpBuckets + 4] = static_cast<float>(std::min<size_t>(t.workloads.size(), 8)) / 8.f;
+  return f;
+}
+
+// ---- what a proposal saw, kept until its reward comes back -----------------------------------
+
+struct Situation {
+  Parent parent;
+  bool can_cross = false;
+  double mate_log_ratio = 0, mate_distance = 0;
+  double progress = 0, best_log_ratio = 0;
+  int spaces = 1;
+};
+
+struct Action {
+  Operator op = Operator::Point;
+  int knob = -1;
+  int64_t value = 0;
+};
+
+struct Pending {
+  int generation = 0;
+  Situation s;
+  int actions = 0;             // how many there were (a check that they re-enumerate alike)
+  std::vector<int> excluded;   // masked out when it was sampled
+  int chosen = 0;
+  std::vector<int> picks;      // a multi-knob change: the point actions it combined, in order
+  double log_prob = 0;         // of `chosen` (and `picks`) under the network
+};
+
+// The point actions a multi-knob change may pick after `so_far`: one change per knob.
+std::vector<char> pickable(const std::vector<Action>& actions, const std::vector<int>& so_far) {
+  std::vector<char> ok(actions.size(), 0);
+  for (size_t i = 0; i < actions.size(); ++i) {
+    if (actions[i].op != Operator::Point) continue;
+    ok[i] = 1;
+    for (int j : so_far)
+      if (actions[static_cast<size_t>(j)].knob == actions[i].knob) ok[i] = 0;
+  }
+  return ok;
+}
+
+// log-softmax of `logits[pick]` among `ok`.
+double log_prob_among(const float* logits, const std::vector<char>& ok, size_t pick) {
+  double top = -INFINITY;
+  for (size_t i = 0; i < ok.size(); ++i)
+    if (ok[i]) top = std::max(top, static_cast<double>(logits[i]));
+  double sum = 0;
+  for (size_t i = 0; i < ok.size(); ++i)
+    if (ok[i]) sum += std::exp(logits[i] - top);
+  return logits[pick] - top - std::log(sum);
+}
+
+// Inverse CDF over `ok` with one uniform draw; ok must allow at least one.
+size_t draw(const float* logits, const std::vector<char>& ok, std::mt19937_64& rng) {
+  double top = -INFINITY;
+  for (size_t i = 0; i < ok.size(); ++i)
+    if (ok[i]) top = std::max(top, static_cast<double>(logits[i]));
+  double sum = 0;
+  for (size_t i = 0; i < ok.size(); ++i)
+    if (ok[i]) sum += std::exp(logits[i] - top);
+  double u = uniform01(rng) * sum;
+  size_t pick = ok.size();
+  for (size_t i = 0; i < ok.size(); ++i) {
+    if (!ok[i]) continue;
+    pick = i;
+    u -= std::exp(logits[i] - top);
+    if (u < 0) break;
+  }
+  return pick;
+}
+
+std::vector<Action> actions_of(const DesignSpace& space, const Situation& s) {
+  std::vector<Action> out;
+  for (const mutate::KnobChange& c : mutate::point_mutations(space, s.parent.genome))
+    out.push_back({Operator::Point, c.knob, c.value});
+  out.push_back({Operator::Multi});
+  if (s.can_cross) out.push_back({Operator::Crossover});
+  if (s.spaces > 1) out.push_back({Operator::SpaceSwitch});
+  return out;
+}
+
+void state_features(const std::vector<float>& task, const DesignSpace& space, const Situation& s, float* f) {
+  std::copy(task.begin(), task.end(), f);
+  float* p = f + kTaskFeatures;
+  const Parent& q = s.parent;
+  p[0] = static_cast<float>(q.fitness > 0 ? clamp(std::log(q.fitness), -5, 5) / 2 : -2.5);
+  p[1] = static_cast<float>(clamp(q.floor_fraction, 0, 1));
+  p[2] = static_cast<float>(clamp(q.registers / 255.0, 0, 1));
+  p[3] = static_cast<float>(clamp(q.shared_bytes / 232448.0, 0, 1));
+  p[4] = q.spill_bytes > 0 ? 1.f : 0.f;
+  p[5] = static_cast<float>(std::log1p(std::max(0, q.spill_bytes)) / 10);
+  p[6] = static_cast<float>(clamp(q.occupancy, 0, 1));
+  float* k = p + kParentFeatures;
+  const auto& knobs = space.knobs();
+  for (size_t i = 0; i < knobs.size() && i < q.genome.values.size(); ++i) {
+    auto [a, b] = slots_of(knobs[i].name);
+    const float pos = static_cast<float>(position(knobs[i], q.genome.values[i]));
+    k[a] += pos;
+    k[b] += pos;
+    k[kSlots + a] += 1.f;
+    k[kSlots + b] += 1.f;
+  }
+  float* g = k + kKnobStateFeatures;
+  g[0] = static_cast<float>(s.progress);
+  g[1] = static_cast<float>(s.best_log_ratio);
+  g[2] = s.can_cross ? 1.f : 0.f;
+  g[3] = s.spaces > 1 ? 1.f : 0.f;
+}
+
+void action_features(const DesignSpace& space, const Situation& s, const Action& act, float* f) {
+  switch (act.op) {
+    case Operator::Point: f[0] = 1; break;
+    case Operator::Multi: f[1] = 1; break;
+    case Operator::Crossover: f[2] = 1; break;
+    default: f[3] = 1; break;
+  }
+  float* id = f + kOps;
+  float* sc = id + kSlots;
+  float* slot_pos = sc + kPointScalars;
+  float* slot_dir = slot_pos + kSlots;
+  float* value = slot_dir + kSlots;
+  float* cross = value + kValueSlots;
+  if (act.op == Operator::Point) {
+    const mutate::Knob& knob = space.knobs()[static_cast<size_t>(act.knob)];
+    const int64_t old = s.parent.genome.values[static_cast<size_t>(act.knob)];
+    auto [a, b] = slots_of(knob.name);
+    const double np = position(knob, act.value), op = position(knob, old);
+    const int steps = index_in(knob, act.value) - index_in(knob, old);
+    const float dir = steps > 0 ? 1.f : -1.f;
+    id[a] = id[b] = 1;
+    sc[0] = static_cast<float>(np);
+    sc[1] = static_cast<float>(op);
+    sc[2] = static_cast<float>(clamp((log2_size(act.value) - log2_size(old)) / 4, -3, 3));
+    sc[3] = dir;
+    sc[4] = knob.values.size() > 1 ? static_cast<float>(std::abs(steps)) / static_cast<float>(knob.values.size() - 1) : 0.f;
+    sc[5] = std::abs(steps) == 1 ? 1.f : 0.f;
+    slot_pos[a] = slot_pos[b] = static_cast<float>(np);
+    slot_dir[a] = slot_dir[b] = dir;
+    auto [va, vb] = value_slots_of(knob.name, act.value);
+    value[va] = value[vb] = 1;
+  } else if (act.op == Operator::Crossover) {
+    cross[0] = static_cast<float>(s.mate_log_ratio);
+    cross[1] = static_cast<float>(s.mate_distance);
+  }
+}
+
+// One row of features per action.
+torch::Tensor features(const std::vector<float>& task, const DesignSpace& space, const Situation& s,
+                       const std::vector<Action>& actions) {
+  std::vector<float> state(kStateFeatures, 0.f);
+  state_features(task, space, s, state.data());
+  torch::Tensor x = torch::zeros({static_cast<int64_t>(actions.size()), kFeatures}, torch::kFloat32);
+  float* d = x.data_ptr<float>();
+  for (size_t i = 0; i < actions.size(); ++i) {
+    float* row = d + i * kFeatures;
+    std::copy(state.begin(), state.end(), row);
+    action_features(space, s, actions[i], row + kStateFeatures);
+  }
+  return x;
+}
+
+// ---- the network -------------------------------------------------------------------------------
+
+struct NetImpl : torch::nn::Module {
+  NetImpl(int in, int hidden) {
+    l1 = register_module("l1", torch::nn::Linear(in, hidden));
+    l2 = register_module("l2", torch::nn::Linear(hidden, hidden));
+    l3 = register_module("l3", torch::nn::Linear(hidden, 1));
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return l3(torch::tanh(l2(torch::tanh(l1(x))))).squeeze(-1); }
+  torch::nn::Linear l1{nullptr}, l2{nullptr}, l3{nullptr};
+};
+TORCH_MODULE(Net);
+
+// Uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) from our own RNG (torch's initialisers differ between
+// versions); the output layer starts small so the first policy is close to uniform.
+void init_parameters(Net& net, uint64_t seed) {
+  std::mt19937_64 rng(splitmix(seed ^ 0x6c6561726e6564ULL));
+  torch::NoGradGuard no_grad;
+  for (torch::nn::Linear* l : {&net->l1, &net->l2, &net->l3}) {
+    const double bound = 1.0 / std::sqrt(static_cast<double>((*l)->weight.size(1))) * (l == &net->l3 ? 0.1 : 1.0);
+    for (torch::Tensor* t : {&(*l)->weight, &(*l)->bias}) {
+      std::vector<float> v(static_cast<size_t>(t->numel()));
+      for (float& x : v) x = static_cast<float>((2 * uniform01(rng) - 1) * bound);
+      t->copy_(torch::from_blob(v.data(), t->sizes(), torch::kFloat32));
+    }
+  }
+}
+
+std::string one_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// ---- checkpoint --------------------------------------------------------------------------------
+//
+// "kevo-learned-policy 1 <meta bytes> <tensor bytes> <sha256 of both>\n", then the metadata (JSON:
+// shapes, counters, proposals waiting for rewards), then a torch archive with the network ("net"),
+// Adam's state ("adam") and the hashes of the children proposed so far ("children").
+
+const char* kMagic = "kevo-learned-policy";
+
+json situation_json(const Situation& s) {
+  const Parent& p = s.parent;
+  return {{"variant", p.variant},       {"space", p.genome.space},
+          {"values", p.genome.values},  {"fitness", p.fitness},
+          {"floor_fraction", p.floor_fraction}, {"registers", p.registers},
+          {"shared_bytes", p.shared_bytes}, {"spill_bytes", p.spill_bytes},
+          {"occupancy", p.occupancy},   {"can_cross", s.can_cross},
+          {"mate_log_ratio", s.mate_log_ratio}, {"mate_distance", s.mate_distance},
+          {"progress", s.progress},     {"best_log_ratio", s.best_log_ratio},
+          {"spaces", s.spaces}};
+}
+
+Situation situation_from(const json& j) {
+  Situation s;
+  Parent& p = s.parent;
+  p.variant = j.at("variant").get<int64_t>();
+  p.genome.space = j.at("space").get<std::string>();
+  p.genome.values = j.at("values").get<std::vector<int64_t>>();
+  p.fitness = j.at("fitness").get<double>();
+  p.floor_fraction = j.at("floor_fraction").get<double>();
+  p.registers = j.at("registers").get<int>();
+  p.shared_bytes = j.at("shared_bytes").get<int>();
+  p.spill_bytes = j.at("spill_bytes").get<int>();
+  p.occupancy = j.at("occupancy").get<double>();
+  s.can_cross = j.at("can_cross").get<bool>();
+  s.mate_log_ratio = j.at("mate_log_ratio").get<double>();
+  s.mate_distance = j.at("mate_distance").get<double>();
+  s.progress = j.at("progress").get<double>();
+  s.best_log_ratio = j.at("best_log_ratio").get<double>();
+  s.spaces = j.at("spaces").get<int>();
+  return s;
+}
+
+// Everything a checkpoint holds, parsed before any of it replaces the policy's state.
+struct State {
+  int hidden = 64;
+  Net net{nullptr};
+  std::unique_ptr<torch::optim::Adam> adam;
+  int64_t next_token = 0, updates = 0;
+  std::map<int64_t, Pending> pending;
+  std::deque<uint64_t> children;  // in the order proposed, oldest first
+  std::unordered_set<uint64_t> child_set;
+};
+
+std::unique_ptr<torch::optim::Adam> make_adam(Net& net, double lr) {
+  return std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(lr));
+}
+
+State fresh_state(const LearnedPolicyConfig& c) {
+  if (c.hidden < 1 || c.hidden > 4096) throw std::runtime_error("learned policy: hidden must be between 1 and 4096");
+  State st;
+  st.hidden = c.hidden;
+  st.net = Net(kFeatures, c.hidden);
+  init_parameters(st.net, c.seed);
+  st.adam = make_adam(st.net, c.lr);
+  return st;
+}
+
+std::string serialize(const State& st) {
+  json meta;
+  meta["features"] = kFeatures;
+  meta["hidden"] = st.hidden;
+  meta["next_token"] = st.next_token;
+  meta["updates"] = st.updates;
+  json pend = json::array();
+  for (const auto& [token, p] : st.pending)
+    pend.push_back({{"token", token}, {"generation", p.generation}, {"situation", situation_json(p.s)},
+                    {"actions", p.actions}, {"excluded", p.excluded}, {"chosen", p.chosen}, {"picks", p.picks},
+                    {"log_prob", p.log_prob}});
+  meta["pending"] = pend;
+  torch::serialize::OutputArchive root, net, adam;
+  st.net->save(net);
+  st.adam->save(adam);
+  root.write("net", net);
+  root.write("adam", adam);
+  std::vector<int64_t> children;
+  for (uint64_t h : st.children) children.push_back(static_cast<int64_t>(h));
+  root.write("children", torch::tensor(children, torch::kInt64));
+  std::ostringstream tensors;
+  root.save_to(tensors);
+  const std::string m = meta.dump(), t = tensors.str();
+  return std::string(kMagic) + " 1 " + std::to_string(m.size()) + " " + std::to_string(t.size()) + " " +
+         Sha256().update(m).update(t).hex_digest() + "\n" + m + t;
+}
+
+struct CheckpointError : std::runtime_error {
+  explicit CheckpointError(const std::string& why) : std::runtime_error("learned policy checkpoint: " + why) {}
+};
+
+State deserialize(const std::string& bytes, double lr) {
+  auto bad = [](const std::string& why) { throw CheckpointError(why); };
+  const size_t eol = bytes.find('\n');
+  if (bytes.compare(0, std::strlen(kMagic), kMagic) != 0 || eol == std::string::npos || eol > 256)
+    bad("not a kevo learned-policy checkpoint (" + std::to_string(bytes.size()) + " bytes)");
+  std::istringstream head(bytes.substr(0, eol));
+  std::string magic, digest;
+  int version = 0;
+  size_t meta_size = 0, tensor_size = 0;
+  if (!(head >> magic >> version >> meta_size >> tensor_size >> digest)) bad("unreadable header");
+  if (version != 1) bad("format version " + std::to_string(version) + " (this kevo reads 1)");
+  if (meta_size > bytes.size() || tensor_size > bytes.size() || eol + 1 + meta_size + tensor_size != bytes.size())
+    bad("truncated or padded (" + std::to_string(bytes.size()) + " bytes, header says " +
+        std::to_string(eol + 1 + meta_size + tensor_size) + ")");
+  const std::string m = bytes.substr(eol + 1, meta_size), t = bytes.substr(eol + 1 + meta_size);
+  if (Sha256().update(m).update(t).hex_digest() != digest) bad("checksum mismatch (damaged)");
+  State st;
+  try {
+    const json meta = json::parse(m);
+    const int features = meta.at("features").get<int>();
+    if (features != kFeatures)
+      bad("written for " + std::to_string(features) + " features, this kevo has " + std::to_string(kFeatures));
+    st.hidden = meta.at("hidden").get<int>();
+    if (st.hidden < 1 || st.hidden > 4096) bad("hidden width " + std::to_string(st.hidden));
+    st.next_token = meta.at("next_token").get<int64_t>();
+    st.updates = meta.at("updates").get<int64_t>();
+    for (const json& p : meta.at("pending")) {
+      Pending q;
+      q.generation = p.at("generation").get<int>();
+      q.s = situation_from(p.at("situation"));
+      q.actions = p.at("actions").get<int>();
+      q.excluded = p.at("excluded").get<std::vector<int>>();
+      q.chosen = p.at("chosen").get<int>();
+      q.picks = p.at("picks").get<std::vector<int>>();
+      q.log_prob = p.at("log_prob").get<double>();
+      st.pending[p.at("token").get<int64_t>()] = std::move(q);
+    }
+    torch::serialize::InputArchive root, net, adam;
+    std::istringstream in(t);
+    root.load_from(in);
+    root.read("net", net);
+    root.read("adam", adam);
+    torch::Tensor children;
+    root.read("children", children);
+    children = children.to(torch::kInt64).contiguous().view({-1});
+    for (int64_t i = 0; i < children.numel(); ++i) {
+      const uint64_t h = static_cast<uint64_t>(children.data_ptr<int64_t>()[i]);
+      st.children.push_back(h);
+      st.child_set.insert(h);
+    }
+    st.net = Net(kFeatures, st.hidden);
+    st.net->load(net);
+    st.adam = make_adam(st.net, lr);
+    st.adam->load(adam);
+    for (auto& group : st.adam->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+  } catch (const json::exception& e) {
+    bad(std::string("metadata: ") + e.what());
+  } catch (const CheckpointError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    bad("tensors: " + one_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    bad(one_line(e.what()));
+  }
+  return st;
+}
+
+// ---- the policy --------------------------------------------------------------------------------
+
+class LearnedPolicy : public Policy {
+ public:
+  explicit LearnedPolicy(const LearnedPolicyConfig& c) : c_(c) {
+    // Results must not depend on how many threads torch would use (process-wide; the networks are
+    // far too small to gain from more).
+    torch::set_num_threads(1);
+    st_ = c.init.empty() ? fresh_state(c) : deserialize(c.init, c.lr);
+    // A checkpoint used as a starting point brings its parameters and optimizer state, not the
+    // bookkeeping of the campaign it came from.
+    st_.pending.clear();
+    st_.children.clear();
+    st_.child_set.clear();
+    st_.next_token = 0;
+  }
+
+  std::string name() const override { return c_.frozen ? "learned-frozen" : "learned"; }
+
+  std::vector<Proposal> propose(const Context& ctx, const std::vector<Request>& requests,
+                                std::mt19937_64& rng) override {
+    torch::NoGradGuard no_grad;
+    std::vector<Proposal> out;
+    for (const Request& r : requests) out.push_back(one(ctx, r, rng));
+    return out;
+  }
+
+  void update(const Context& ctx, const std::vector<Transition>& transitions) override {
+    if (!c_.frozen) learn(ctx, transitions);
+    // Proposals of this generation and older that earned nothing (duplicates, re-proposed) are
+    // forgotten; those of the next generation, drawn already, wait for its update.
+    for (auto it = st_.pending.begin(); it != st_.pending.end();)
+      it = it->second.generation <= ctx.generation ? st_.pending.erase(it) : std::next(it);
+  }
+
+  std::string checkpoint() const override { return serialize(st_); }
+  void restore(const std::string& bytes) override { st_ = deserialize(bytes, c_.lr); }
+
+ private:
+  const std::vector<float>& task_features(const Task* task) {
+    if (!task) {
+      static const std::vector<float> none(kTaskFeatures, 0.f);
+      return none;
+    }
+    if (task != task_ || task->name != task_name_) {
+      task_ = task;
+      task_name_ = task->name;
+      task_summary_ = task_summary(*task);
+    }
+    return task_summary_;
+  }
+
+  Situation situation(const Context& ctx, const Request& r, const DesignSpace& space) const {
+    Situation s;
+    s.parent = r.parent;
+    s.spaces = ctx.spaces ? static_cast<int>(ctx.spaces->size()) : 1;
+    s.progress = ctx.budget > 0 ? clamp(static_cast<double>(ctx.evaluations) / static_cast<double>(ctx.budget), 0, 1) : 0;
+    if (ctx.best_fitness > 0 && r.parent.fitness > 0) s.best_log_ratio = clamp(std::log(ctx.best_fitness / r.parent.fitness), 0, 3);
+    s.can_cross = r.mate && r.mate->genome.space == space.id() && !(r.mate->genome == r.parent.genome);
+    if (s.can_cross) {
+      if (r.mate->fitness > 0 && r.parent.fitness > 0) s.mate_log_ratio = clamp(std::log(r.mate->fitness / r.parent.fitness), -3, 3);
+      int differ = 0;
+      const auto& a = r.parent.genome.values;
+      const auto& b = r.mate->genome.values;
+      for (size_t i = 0; i < a.size() && i < b.size(); ++i) differ += a[i] != b[i];
+      s.mate_distance = a.empty() ? 0 : static_cast<double>(differ) / static_cast<double>(a.size());
+    }
+    return s;
+  }
+
+  void remember(const Genome& child) {
+    const uint64_t h = genome_hash(child);
+    if (!st_.child_set.insert(h).second) return;
+    st_.children.push_back(h);
+    if (st_.children.size() > kRememberedChildren) {
+      st_.child_set.erase(st_.children.front());
+      st_.children.pop_front();
+    }
+  }
+
+  Proposal one(const Context& ctx, const Request& r, std::mt19937_64& rng) {
+    if (!ctx.spaces) throw std::runtime_error("learned policy: the context names no design spaces");
+    const auto& spaces = *ctx.spaces;
+    const DesignSpace* space = mutate::find_space(spaces, r.parent.genome.space);
+    if (!space) throw std::runtime_error("parent of unknown space " + r.parent.genome.space);
+    if (r.parent.genome.values.size() != space->knobs().size())
+      throw std::runtime_error("parent genome " + r.parent.genome.to_string() + " does not fit its space");
+    const Situation s = situation(ctx, r, *space);
+    const std::vector<Action> actions = actions_of(*space, s);
+    // A point change to a child proposed before would only be a duplicate: leave it out while
+    // anything else is left.
+    std::vector<char> allowed(actions.size(), 1);
+    std::vector<int> excluded;
+    for (size_t i = 0; i < actions.size(); ++i)
+      if (actions[i].op == Operator::Point &&
+          st_.child_set.count(genome_hash(mutate::apply(r.parent.genome, {{actions[i].knob, actions[i].value}})))) {
+        allowed[i] = 0;
+        excluded.push_back(static_cast<int>(i));
+      }
+    torch::Tensor logits_t = net()->forward(features(task_features(ctx.task), *space, s, actions)).contiguous();
+    const float* logits = logits_t.data_ptr<float>();
+    while (std::find(allowed.begin(), allowed.end(), 1) != allowed.end()) {
+      const size_t pick = draw(logits, allowed, rng);
+      const Action& a = actions[pick];
+      Proposal p;
+      p.op = a.op;
+      p.parents = {r.parent.variant};
+      double net_log_prob = log_prob_among(logits, allowed, pick);
+      std::vector<int> picks;
+      switch (a.op) {
+        case Operator::Point:
+          p.child = mutate::apply(r.parent.genome, {{a.knob, a.value}});
+          p.action = "point " + space->knobs()[static_cast<size_t>(a.knob)].name + "=" + std::to_string(a.value);
+          break;
+        case Operator::Multi:
+          // Two or three of the policy's own point changes, drawn one knob at a time.
+          for (int attempt = 0; attempt < 16 && p.action.empty(); ++attempt) {
+            std::vector<int> knobs_free;
+            for (size_t i = 0; i < actions.size(); ++i)
+              if (actions[i].op == Operator::Point &&
+                  std::find(knobs_free.begin(), knobs_free.end(), actions[i].knob) == knobs_free.end())
+                knobs_free.push_back(actions[i].knob);
+            if (knobs_free.size() < 2) break;
+            const size_t k = knobs_free.size() >= 3 ? 2 + rng() % 2 : 2;
+            picks.clear();
+            double lp = 0;
+            std::vector<mutate::KnobChange> changes;
+            for (size_t j = 0; j < k; ++j) {
+              const std::vector<char> ok = pickable(actions, picks);
+              const size_t q = draw(logits, ok, rng);
+              lp += log_prob_among(logits, ok, q);
+              picks.push_back(static_cast<int>(q));
+              changes.push_back({actions[q].knob, actions[q].value});
+            }
+            Genome child = mutate::apply(r.parent.genome, changes);
+            if (!space->legal(child)) continue;
+            p.child = std::move(child);
+            p.action = "multi";
+            for (const auto& c : changes) p.action += " " + space->knobs()[static_cast<size_t>(c.knob)].name + "=" + std::to_string(c.value);
+            net_log_prob += lp;
+            p.log_prob = knobs_free.size() >= 3 ? -std::log(2.0) : 0;  // the number of knobs
+          }
+          break;
+        case Operator::Crossover:
+          if (auto g = mutate::crossover(*space, r.parent.genome, r.mate->genome, rng)) {
+            p.child = *g;
+            p.parents.push_back(r.mate->variant);
+            p.action = "crossover";
+          }
+          break;
+        default: {
+          std::vector<const DesignSpace*> others;
+          for (const auto& o : spaces)
+            if (o.get() != space) others.push_back(o.get());
+          const DesignSpace* to = others[static_cast<size_t>(rng() % others.size())];
+          p.child = to->random_genome(rng);
+          p.action = "space_switch " + to->id();
+          p.log_prob = -std::log(static_cast<double>(others.size()));
+          break;
+        }
+      }
+      if (p.action.empty()) {  // a multi-knob change or crossover with no legal child: draw again without it
+        allowed[pick] = 0;
+        excluded.push_back(static_cast<int>(pick));
+        continue;
+      }
+      p.log_prob += net_log_prob;
+      if (!c_.frozen) {
+        Pending q;
+        q.generation = ctx.generation;
+        q.s = s;
+        q.actions = static_cast<int>(actions.size());
+        q.excluded = excluded;
+        q.chosen = static_cast<int>(pick);
+        q.picks = std::move(picks);
+        q.log_prob = net_log_prob;
+        p.token = st_.next_token;
+        st_.pending[p.token] = std::move(q);
+      }
+      st_.next_token++;
+      remember(p.child);
+      return p;
+    }
+    // Nothing legal but the parent itself: re-seed the space (a duplicate the search recognises).
+    Proposal p;
+    p.op = Operator::Reseed;
+    p.child = space->random_genome(rng);
+    p.parents = {r.parent.variant};
+    p.action = "reseed";
+    return p;
+  }
+
+  struct Sample {
+    const Pending* p;
+    double reward;
+    int64_t group;
+  };
+
+  void learn(const Context& ctx, const std::vector<Transition>& transitions) {
+    if (!ctx.spaces) return;
+    std::vector<Sample> samples;
+    for (const Transition& t : transitions) {
+      auto it = st_.pending.find(t.proposal.token);
+      if (t.proposal.token < 0 || it == st_.pending.end()) continue;
+      const DesignSpace* space = mutate::find_space(*ctx.spaces, it->second.s.parent.genome.space);
+      if (!space || space->knobs().size() != it->second.s.parent.genome.values.size()) continue;
+      samples.push_back({&it->second, t.reward, t.group});
+    }
+    if (samples.size() < 2) return;
+    // Leave-one-out baseline among the children of one parent; a lone child is compared with the
+    // rest of the generation.
+    std::map<int64_t, std::pair<double, int>> groups;
+    double total = 0;
+    for (const Sample& x : samples) {
+      auto& g = groups[x.group];
+      g.first += x.reward;
+      g.second++;
+      total += x.reward;
+    }
+    const size_t n = samples.size();
+    std::vector<double> adv(n);
+    for (size_t i = 0; i < n; ++i) {
+      const auto& g = groups[samples[i].group];
+      adv[i] = g.second > 1 ? samples[i].reward - (g.first - samples[i].reward) / (g.second - 1)
+                            : samples[i].reward - (total - samples[i].reward) / static_cast<double>(n - 1);
+    }
+    double sq = 0;
+    for (double a : adv) sq += a * a;
+    const double rms = std::sqrt(sq / static_cast<double>(n));
+    if (rms < 1e-9) return;  // every child earned the same: nothing to prefer
+    for (double& a : adv) a /= rms;
+
+    // Rebuild every sample's action features, padded to the widest action set.
+    std::vector<torch::Tensor> xs;
+    std::vector<std::vector<char>> masks;
+    std::vector<int64_t> chosen;
+    std::vector<float> old_lp, advantages;
+    // A multi-knob change's picks: (pick, the point actions it was drawn among) per step.
+    std::vector<std::vector<std::pair<int, std::vector<char>>>> steps;
+    size_t width = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Pending& p = *samples[i].p;
+      const DesignSpace& space = *mutate::find_space(*ctx.spaces, p.s.parent.genome.space);
+      const std::vector<Action> actions = actions_of(space, p.s);
+      if (static_cast<int>(actions.size()) != p.actions || p.chosen < 0 || p.chosen >= p.actions) continue;
+      std::vector<std::pair<int, std::vector<char>>> multi;
+      bool consistent = true;
+      for (size_t j = 0; j < p.picks.size(); ++j) {
+        std::vector<char> ok = pickable(actions, std::vector<int>(p.picks.begin(), p.picks.begin() + static_cast<long>(j)));
+        consistent = consistent && p.picks[j] >= 0 && p.picks[j] < p.actions && ok[static_cast<size_t>(p.picks[j])];
+        multi.emplace_back(p.picks[j], std::move(ok));
+      }
+      if (!consistent) continue;
+      steps.push_back(std::move(multi));
+      std::vector<char> mask(actions.size(), 1);
+      for (int e : p.excluded)
+        if (e >= 0 && e < p.actions) mask[static_cast<size_t>(e)] = 0;
+      xs.push_back(features(task_features(ctx.task), space, p.s, actions));
+      masks.push_back(std::move(mask));
+      chosen.push_back(p.chosen);
+      old_lp.push_back(static_cast<float>(p.log_prob));
+      advantages.push_back(static_cast<float>(adv[i]));
+      width = std::max(width, actions.size());
+    }
+    const int64_t rows = static_cast<int64_t>(xs.size());
+    if (rows < 2) return;
+    torch::Tensor x = torch::zeros({rows, static_cast<int64_t>(width), kFeatures});
+    torch::Tensor mask = torch::zeros({rows, static_cast<int64_t>(width)}, torch::kBool);
+    for (int64_t i = 0; i < rows; ++i) {
+      x[i].narrow(0, 0, xs[static_cast<size_t>(i)].size(0)).copy_(xs[static_cast<size_t>(i)]);
+      auto m = mask.accessor<bool, 2>();
+      for (size_t j = 0; j < masks[static_cast<size_t>(i)].size(); ++j) m[i][static_cast<int64_t>(j)] = masks[static_cast<size_t>(i)][j] != 0;
+    }
+    const torch::Tensor off = mask.logical_not();
+    const torch::Tensor pick = torch::tensor(chosen, torch::kInt64).unsqueeze(1);
+    const torch::Tensor old = torch::tensor(old_lp, torch::kFloat32);
+    const torch::Tensor a = torch::tensor(advantages, torch::kFloat32);
+    // Minibatches in an order drawn from the update count, so an update is a function of the
+    // policy's state and the transitions alone.
+    std::mt19937_64 shuffle(splitmix(0x7570646174650000ULL ^ static_cast<uint64_t>(st_.updates)));
+    std::vector<int64_t> order(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) order[static_cast<size_t>(i)] = i;
+    for (int e = 0; e < c_.epochs; ++e) {
+      for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(shuffle() % i)]);
+      for (size_t from = 0; from < order.size(); from += kMinibatch) {
+        const size_t to = std::min(order.size(), from + kMinibatch);
+        if (to - from < 2 && from > 0) break;  // a lone leftover would be a step on one sample
+        const torch::Tensor idx = torch::tensor(std::vector<int64_t>(order.begin() + static_cast<long>(from),
+                                                                     order.begin() + static_cast<long>(to)),
+                                                torch::kInt64);
+        const torch::Tensor off_b = off.index_select(0, idx);
+        const torch::Tensor scores = net()->forward(x.index_select(0, idx));
+        torch::Tensor logp_all = torch::log_softmax(scores.masked_fill(off_b, -1e9), 1);
+        torch::Tensor logp = logp_all.gather(1, pick.index_select(0, idx)).squeeze(1);
+        logp = logp + multi_log_prob(scores, order, from, to, steps);
+        torch::Tensor ratio = torch::exp(logp - old.index_select(0, idx));
+        const torch::Tensor a_b = a.index_select(0, idx);
+        torch::Tensor surrogate = torch::min(ratio * a_b, torch::clamp(ratio, 1 - c_.clip, 1 + c_.clip) * a_b).mean();
+        torch::Tensor entropy = -(logp_all.exp() * logp_all).masked_fill(off_b, 0).sum(1).mean();
+        torch::Tensor loss = -(surrogate + c_.entropy * entropy);
+        st_.adam->zero_grad();
+        loss.backward();
+        torch::nn::utils::clip_grad_norm_(net()->parameters(), 1.0);
+        st_.adam->step();
+      }
+    }
+    st_.updates++;
+  }
+
+  // Per minibatch row, the log-probability of a multi-knob change's picks (0 for other actions).
+  static torch::Tensor multi_log_prob(const torch::Tensor& scores, const std::vector<int64_t>& order, size_t from,
+                                      size_t to, const std::vector<std::vector<std::pair<int, std::vector<char>>>>& steps) {
+    std::vector<int64_t> rows, picks;
+    std::vector<char> ok;
+    const int64_t width = scores.size(1);
+    for (size_t b = from; b < to; ++b)
+      for (const auto& [q, among] : steps[static_cast<size_t>(order[b])]) {
+        rows.push_back(static_cast<int64_t>(b - from));
+        picks.push_back(q);
+        std::vector<char> padded(static_cast<size_t>(width), 0);
+        std::copy(among.begin(), among.end(), padded.begin());
+        ok.insert(ok.end(), padded.begin(), padded.end());
+      }
+    torch::Tensor out = torch::zeros({static_cast<int64_t>(to - from)});
+    if (rows.empty()) return out;
+    const int64_t n = static_cast<int64_t>(rows.size());
+    const torch::Tensor r = torch::tensor(rows, torch::kInt64);
+    const torch::Tensor allowed =
+        torch::from_blob(ok.data(), {n, width}, torch::kUInt8).to(torch::kBool);  // copies
+    const torch::Tensor sel = scores.index_select(0, r);
+    const torch::Tensor term = sel.gather(1, torch::tensor(picks, torch::kInt64).unsqueeze(1)).squeeze(1) -
+                               torch::logsumexp(sel.masked_fill(allowed.logical_not(), -1e9), 1);
+    return out.index_add(0, r, term);
+  }
+
+  Net& net() { return st_.net; }
+
+  LearnedPolicyConfig c_;
+  State st_;
+  const Task* task_ = nullptr;
+  std::string task_name_;
+  std::vector<float> task_summary_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_learned_policy(const LearnedPolicyConfig& c) {
+  return std::make_unique<LearnedPolicy>(c);
+}
+
+}  // namespace kevo::policy
