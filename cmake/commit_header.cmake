@@ -1,6 +1,12 @@
 # Writes OUT (a header defining KEVO_COMMIT_STRING) from `git describe` of ROOT, only when it changed.
+# $KEVO_COMMIT overrides it (a copy of a checkout whose git metadata is stale, as on the device nodes).
+if(DEFINED ENV{KEVO_COMMIT} AND NOT "$ENV{KEVO_COMMIT}" STREQUAL "")
+  set(commit "$ENV{KEVO_COMMIT}")
+  set(rc 0)
+else()
 execute_process(COMMAND git -C "${ROOT}" describe --always --dirty --abbrev=12
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+endif()
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown")
 endif()

@@ -4,7 +4,9 @@
 # packages into .deps/ first (on a machine with apt):
 #   mkdir -p .deps && (cd .deps && apt-get download libboost-program-options1.74.0 \
 #       libboost-program-options1.74-dev libboost1.74-dev)
-# Then on the node:  scripts/device.sh [ctest args...]
+# Then on the node:  KEVO_COMMIT=<hash> scripts/device.sh [ctest args...]
+# (the node's copy of the checkout may carry stale git metadata: KEVO_COMMIT names the tree for the
+# provenance kevo writes into campaign files and exported headers)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prefix=${KEVO_DEPS_PREFIX:-/tmp/kevo-deps}
