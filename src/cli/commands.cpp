@@ -24,6 +24,7 @@ const std::map<std::string, Entry>& commands() {
       {"eval", {cmd_eval, "build a candidate and evaluate it on the GPU: correctness, timing, speedup"}},
       {"worker", {cmd_worker, nullptr}},
       {"run", {cmd_run, "run a search campaign over tasks, on the GPU or replayed from recorded measurements"}},
+      {"ablate", {cmd_ablate, "compare policies: one campaign run per task, arm and seed (see kevo report for the statistics)"}},
       {"resume", {cmd_resume, "continue a campaign file after its last complete generation"}},
       {"sweep", {cmd_sweep, "measure many genomes of a task's design spaces and record them (for replay)"}},
       {"export", {cmd_export, "write the best kernel of each task of a campaign as a header with a host launcher"}},

@@ -1,9 +1,10 @@
-// `kevo run`, `kevo resume` and `kevo sweep`: campaigns and sweeps, on the GPU or replayed, with a
-// live progress line.
+// `kevo run`, `kevo ablate`, `kevo resume` and `kevo sweep`: campaigns, ablations and sweeps, on
+// the GPU or replayed, with a live progress line.
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "cli/options.h"
 #include "core/error.h"
 #include "eval/cuda_driver.h"
+#include "search/ablation.h"
 #include "search/campaign.h"
 #include "search/evaluator.h"
 #include "search/sweep.h"
@@ -194,6 +196,23 @@ void summary(const store::CampaignContents& c, const search::VariantEvaluator& e
   }
 }
 
+// The search settings `kevo run` and `kevo ablate` share.
+void add_search_options(po::options_description& opts, search::CampaignConfig& c) {
+  opts.add_options()(
+      "policy-init", po::value(&c.policy_init), "learned policies: start from this checkpoint (learned-frozen needs one)")(
+      "budget-evals", po::value(&c.budget_evals)->default_value(500), "evaluations per task")(
+      "budget-seconds", po::value(&c.wall_seconds)->default_value(0), "stop proposing after this long (0: no limit)")(
+      "max-generations", po::value(&c.max_generations)->default_value(0), "generations at most (0: no limit)")(
+      "population", po::value(&c.population)->default_value(16), "offspring per island per generation")(
+      "islands", po::value(&c.islands)->default_value(2), "islands per task, with ring migration")(
+      "selection", po::value(&c.selection)->default_value("tournament"), "parent selection: tournament, proportional")(
+      "tournament", po::value(&c.tournament)->default_value(3), "tournament size")(
+      "migration-interval", po::value(&c.migration_interval)->default_value(4), "generations between migrations")(
+      "migrants", po::value(&c.migrants)->default_value(1), "elites each island sends to the next")(
+      "stagnation", po::value(&c.stagnation)->default_value(8), "generations without progress before an island is re-seeded")(
+      "reward", po::value(&c.reward)->default_value("bucketed"), "reward for policy updates: bucketed, log_speedup");
+}
+
 int input_error(const std::string& cmd, const std::exception& e) {
   std::cerr << "kevo " << cmd << ": " << e.what() << "\n";
   return 2;
@@ -213,19 +232,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "out", po::value(&out)->required(), "the campaign file to write (HDF5)")(
       "force", po::bool_switch(&force), "replace an existing --out file")(
       "policy", po::value(&c.arm)->default_value("random"), "the mutation policy: random, learned, learned-frozen")(
-      "policy-init", po::value(&c.policy_init), "learned policies: start from this checkpoint (learned-frozen needs one)")(
-      "budget-evals", po::value(&c.budget_evals)->default_value(500), "evaluations per task")(
-      "budget-seconds", po::value(&c.wall_seconds)->default_value(0), "stop proposing after this long (0: no limit)")(
-      "max-generations", po::value(&c.max_generations)->default_value(0), "generations at most (0: no limit)")(
-      "population", po::value(&c.population)->default_value(16), "offspring per island per generation")(
-      "islands", po::value(&c.islands)->default_value(2), "islands per task, with ring migration")(
-      "seed", po::value(&seed)->default_value(1), "the campaign's seed")(
-      "selection", po::value(&c.selection)->default_value("tournament"), "parent selection: tournament, proportional")(
-      "tournament", po::value(&c.tournament)->default_value(3), "tournament size")(
-      "migration-interval", po::value(&c.migration_interval)->default_value(4), "generations between migrations")(
-      "migrants", po::value(&c.migrants)->default_value(1), "elites each island sends to the next")(
-      "stagnation", po::value(&c.stagnation)->default_value(8), "generations without progress before an island is re-seeded")(
-      "reward", po::value(&c.reward)->default_value("bucketed"), "reward for policy updates: bucketed, log_speedup");
+      "seed", po::value(&seed)->default_value(1), "the campaign's seed");
+  add_search_options(opts, c);
   ev.add(opts);
   po::positional_options_description pos;
   pos.add("task", -1);
@@ -268,6 +276,91 @@ int cmd_run(const std::vector<std::string>& args) {
     return input_error("run", e);
   }
   summary(campaign->contents(), *evaluator);
+  if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
+  return 0;
+}
+
+int cmd_ablate(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  search::CampaignConfig c;
+  EvaluatorFlags ev;
+  std::vector<std::string> tasks;
+  std::string out, arms_text;
+  int seeds = 3;
+  int64_t first_seed = 1;
+  bool force = false;
+  opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
+      "out", po::value(&out)->required(), "the ablation's campaign file to write (HDF5)")(
+      "force", po::bool_switch(&force), "replace an existing --out file")(
+      "arms", po::value(&arms_text)->default_value("random,learned"), "policies to compare: random, learned, learned-frozen")(
+      "seeds", po::value(&seeds)->default_value(3), "seeds per task and arm")(
+      "first-seed", po::value(&first_seed)->default_value(1), "seeds are first-seed, first-seed+1, ...");
+  add_search_options(opts, c);
+  ev.add(opts);
+  po::positional_options_description pos;
+  pos.add("task", -1);
+  po::variables_map vm;
+  if (int rc = parse_options("ablate", "TASK.json... --arms random,learned --seeds 5 --out ablation.h5 [--replay space.h5]",
+                             args, opts, pos, vm);
+      rc >= 0)
+    return rc;
+  if (tasks.empty()) {
+    std::cerr << "kevo ablate: give at least one task contract\n";
+    return 2;
+  }
+  if (seeds < 1 || seeds > 10000 || first_seed < 0) {
+    std::cerr << "kevo ablate: --seeds must be between 1 and 10000 (and --first-seed not negative)\n";
+    return 2;
+  }
+  std::vector<std::string> arms;
+  std::stringstream in(arms_text);
+  for (std::string a; std::getline(in, a, ',');) arms.push_back(a);
+  std::vector<uint64_t> seed_list;
+  for (int k = 0; k < seeds; ++k) seed_list.push_back(static_cast<uint64_t>(first_seed) + static_cast<uint64_t>(k));
+  c.seed = seed_list.front();
+  ev.seed = c.seed;
+  ev.store(c);
+  std::unique_ptr<search::VariantEvaluator> evaluator;
+  std::unique_ptr<search::Campaign> campaign;
+  std::string note;
+  try {
+    evaluator = ev.make(c.replay, note);
+    if (force) ::unlink(out.c_str());
+    campaign = search::Campaign::create_ablation(out, c, tasks, arms, seed_list, *evaluator, join_args("ablate", args));
+  } catch (const InputError& e) {
+    return input_error("ablate", e);
+  } catch (const std::runtime_error& e) {
+    return input_error("ablate", e);
+  }
+  if (!note.empty()) std::cout << "kevo ablate: " << note << "\n";
+  std::cout << "ablation " << campaign->contents().campaign_id << " -> " << out << ": " << tasks.size() << " task"
+            << (tasks.size() == 1 ? "" : "s") << " x " << arms.size() << " arm" << (arms.size() == 1 ? "" : "s") << " x "
+            << seeds << " seed" << (seeds == 1 ? "" : "s") << ", " << c.islands << " islands x " << c.population << ", "
+            << c.budget_evals << " evaluations per run, on " << evaluator->describe() << "\n";
+  try {
+    // The progress line names each task once, with its best over all arms and seeds.
+    campaign->run([](const search::Progress& p) {
+      search::Progress per_task = p;
+      per_task.best.clear();
+      for (const auto& [task, best] : p.best) {
+        auto it = std::find_if(per_task.best.begin(), per_task.best.end(), [&](auto& b) { return b.first == task; });
+        if (it == per_task.best.end()) per_task.best.emplace_back(task, best);
+        else it->second = std::max(it->second, best);
+      }
+      show(per_task);
+    });
+  } catch (const InputError& e) {
+    return input_error("ablate", e);
+  }
+  if (::isatty(STDERR_FILENO)) std::cerr << "\n";
+  for (const search::ArmStats& a : search::ablation_stats(campaign->contents()).arms) {
+    std::cout << a.task << ", " << a.arm << " (" << a.seeds.size() << " seeds): final fitness "
+              << fmt("%.3f", a.final_fitness.mean) << "x, evaluations to 95% of the best ("
+              << fmt("%.3f", a.target) << "x) " << fmt("%.1f", a.evals_to_target.mean);
+    if (a.not_reached > 0) std::cout << " (" << a.not_reached << " never reached it: counted as " << a.budget << ")";
+    std::cout << "\n";
+  }
+  std::cout << "kevo report " << out << " --html ablation.html: curves with 95% bootstrap bands and paired comparisons\n";
   if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
   return 0;
 }

@@ -108,6 +108,9 @@ struct Outcome {
 
 struct Run {
   int id = 0;
+  int task_index = 0;  // in the file's tasks: with the seed, what the run's random streams derive from
+  std::string arm;
+  uint64_t seed = 1;
   std::unique_ptr<Task> task;
   std::vector<std::unique_ptr<mutate::DesignSpace>> spaces;
   std::unique_ptr<policy::Policy> policy;
@@ -154,29 +157,42 @@ struct Campaign::State {
   Clock::time_point start = Clock::now();
   double busy_at_start = 0;
 
-  void init_runs(const std::vector<store::TaskRecord>& tasks) {
-    const bool learned = config.arm == "learned" || config.arm == "learned-frozen";
-    const std::string init = learned && !config.policy_init.empty() ? read_text(config.policy_init) : std::string();
-    for (size_t i = 0; i < tasks.size(); ++i) {
+  // One run per record, each with its own arm and seed (an ordinary campaign: one per task, all
+  // with the configuration's arm and seed).
+  void init_runs(const std::vector<store::TaskRecord>& tasks, const std::vector<store::RunRecord>& records) {
+    auto is_learned = [](const std::string& arm) { return arm == "learned" || arm == "learned-frozen"; };
+    bool any_learned = false;
+    for (const auto& rec : records) any_learned = any_learned || is_learned(rec.arm);
+    const std::string init = any_learned && !config.policy_init.empty() ? read_text(config.policy_init) : std::string();
+    for (const store::RunRecord& rec : records) {
       Run r;
-      r.id = static_cast<int>(i);
-      r.task = std::make_unique<Task>(parse_task(tasks[i].contract, tasks[i].name + ".json"));
+      r.id = rec.id;
+      r.arm = rec.arm;
+      r.seed = rec.seed;
+      r.task_index = -1;
+      for (size_t i = 0; i < tasks.size(); ++i)
+        if (tasks[i].name == rec.task) r.task_index = static_cast<int>(i);
+      if (r.task_index < 0 || r.id != static_cast<int>(runs.size()))
+        throw InputError(Location{path, 0, 0}, "runs", "run " + std::to_string(rec.id) + " of task '" + rec.task +
+                                                           "' does not match the file's tasks");
+      const store::TaskRecord& t = tasks[static_cast<size_t>(r.task_index)];
+      r.task = std::make_unique<Task>(parse_task(t.contract, t.name + ".json"));
       r.spaces = mutate::lower(*r.task);
       if (r.spaces.empty())
-        throw InputError(Location{tasks[i].name, 0, 0}, "", "no design space serves this task (see kevo space)");
-      if (config.arm == "random") r.policy = policy::make_random_policy();
-      else if (learned) r.policy = learned_policy(r.id, init);
-      else throw InputError(Location{}, "--policy", "unknown policy '" + config.arm + "' (have: random, learned, learned-frozen)");
+        throw InputError(Location{t.name, 0, 0}, "", "no design space serves this task (see kevo space)");
+      if (r.arm == "random") r.policy = policy::make_random_policy();
+      else if (is_learned(r.arm)) r.policy = learned_policy(r, init);
+      else throw InputError(Location{}, "--policy", "unknown policy '" + r.arm + "' (have: random, learned, learned-frozen)");
       r.islands.resize(static_cast<size_t>(config.islands));
       runs.push_back(std::move(r));
     }
   }
 
-  // Initial parameters from (seed, run) unless a checkpoint is given.
-  std::unique_ptr<policy::Policy> learned_policy(int run, const std::string& init) const {
+  // Initial parameters from (seed, task) unless a checkpoint is given.
+  std::unique_ptr<policy::Policy> learned_policy(const Run& run, const std::string& init) const {
     policy::LearnedPolicyConfig lc;
-    lc.seed = splitmix(config.seed ^ splitmix(static_cast<uint64_t>(run) + 1));
-    lc.frozen = config.arm == "learned-frozen";
+    lc.seed = splitmix(run.seed ^ splitmix(static_cast<uint64_t>(run.task_index) + 1));
+    lc.frozen = run.arm == "learned-frozen";
     lc.init = init;
     try {
       return policy::make_learned_policy(lc);
@@ -207,7 +223,7 @@ struct Campaign::State {
       const size_t before = b.requests.size();
       for (int i = 0; i < config.islands && remaining > 0; ++i) {
         Island& isl = run.islands[static_cast<size_t>(i)];
-        std::mt19937_64 rng = fork_rng(config.seed, run.id, g, i);
+        std::mt19937_64 rng = fork_rng(run.seed, run.task_index, g, i);
         const int n = static_cast<int>(std::min<int64_t>(config.population, remaining));
         std::vector<policy::Proposal> props = draw(run, isl, n, g, rng);
         for (policy::Proposal& p : props) {
@@ -638,7 +654,29 @@ const store::CampaignContents& Campaign::contents() const { return s_->contents;
 std::unique_ptr<Campaign> Campaign::create(const std::string& path, const CampaignConfig& config,
                                            const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
                                            const std::string& command) {
-  validate(config);
+  return create_ablation(path, config, task_files, {config.arm}, {config.seed}, evaluator, command);
+}
+
+std::unique_ptr<Campaign> Campaign::create_ablation(const std::string& path, const CampaignConfig& config,
+                                                    const std::vector<std::string>& task_files,
+                                                    const std::vector<std::string>& arms,
+                                                    const std::vector<uint64_t>& seeds, VariantEvaluator& evaluator,
+                                                    const std::string& command) {
+  if (arms.empty()) throw InputError(Location{}, "--arms", "give at least one arm");
+  if (seeds.empty()) throw InputError(Location{}, "--seeds", "give at least one seed");
+  if (std::set<std::string>(arms.begin(), arms.end()).size() != arms.size())
+    throw InputError(Location{}, "--arms", "an arm is given twice");
+  if (std::set<uint64_t>(seeds.begin(), seeds.end()).size() != seeds.size())
+    throw InputError(Location{}, "--seeds", "a seed is given twice");
+  std::vector<CampaignConfig> per_arm_seed;  // (arm, seed) in arm-major order
+  for (const std::string& arm : arms)
+    for (uint64_t seed : seeds) {
+      CampaignConfig rc = config;
+      rc.arm = arm;
+      rc.seed = seed;
+      validate(rc);
+      per_arm_seed.push_back(rc);
+    }
   if (exists(path))
     throw InputError(Location{path, 0, 0}, "", "exists already; continue it with `kevo resume " + path +
                                                    "` or choose another --out");
@@ -662,9 +700,12 @@ std::unique_ptr<Campaign> Campaign::create(const std::string& path, const Campai
     if (!names.insert(t.name).second) throw InputError(Location{f, 0, 0}, "name", "task '" + t.name + "' given twice");
     k.tasks.push_back({t.name, text, sha256_hex(text)});
   }
-  s.init_runs(k.tasks);
-  for (const Run& r : s.runs)
-    k.runs.push_back({r.id, r.task->name, config.arm, config.seed, config_to_json(config)});
+  // Runs task-major, then arm, then seed: an ordinary campaign's run i is its task i.
+  for (const store::TaskRecord& t : k.tasks)
+    for (const CampaignConfig& rc : per_arm_seed)
+      k.runs.push_back({static_cast<int32_t>(k.runs.size()), t.name, rc.arm, rc.seed, config_to_json(rc)});
+  s.config = per_arm_seed.front();
+  s.init_runs(k.tasks, k.runs);
   store::write_campaign(path, k);  // the file exists from the start: tasks, runs, no generation yet
   return c;
 }
@@ -688,7 +729,7 @@ std::unique_ptr<Campaign> Campaign::resume(const std::string& path, VariantEvalu
   if (k.templates_hash != mutate::templates_hash())
     throw InputError(Location{path, 0, 0}, "",
                      "cannot resume: the file was written with other kernel templates (kevo " + k.kevo_commit + ")");
-  s.init_runs(k.tasks);
+  s.init_runs(k.tasks, k.runs);
   for (const auto& g : k.generations) {
     if (g.generation > s.recorded_through) {
       s.recorded_through = g.generation;

@@ -61,7 +61,16 @@ class Campaign {
   static std::unique_ptr<Campaign> create(const std::string& path, const CampaignConfig& config,
                                           const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
                                           const std::string& command);
-  // Re-opens a campaign file: the configuration and tasks are the file's; the generations it holds
+  // An ablation: one run per (task, arm, seed), in that order (task-major), each run with its own
+  // arm and seed (config.arm and config.seed are ignored). A run's random streams and initial policy
+  // depend only on its seed and its task's position, so a run of (arm A, seed S) proposes what
+  // `kevo run --policy A --seed S` over the same tasks does. Tasks are stored once.
+  static std::unique_ptr<Campaign> create_ablation(const std::string& path, const CampaignConfig& config,
+                                                   const std::vector<std::string>& task_files,
+                                                   const std::vector<std::string>& arms,
+                                                   const std::vector<uint64_t>& seeds, VariantEvaluator& evaluator,
+                                                   const std::string& command);
+  // Re-opens a campaign file: the configuration, tasks and runs (arm, seed) are the file's; the generations it holds
   // are re-derived from its recordings (no evaluation) and the search continues after them.
   static std::unique_ptr<Campaign> resume(const std::string& path, VariantEvaluator& evaluator);
   // The configuration stored in a campaign file (to build the matching evaluator before resume()).

@@ -2,6 +2,7 @@
 #include "search/results.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "mutate/manifest.h"
 #include "mutate/mutation.h"
 #include "mutate/space.h"
+#include "search/ablation.h"
 
 namespace kevo::search {
 
@@ -42,6 +44,47 @@ std::string axes_text(const Task& task, int w) {
     first = false;
   }
   return s.str();
+}
+
+std::string num(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string interval_text(const char* f, const Interval& iv) {
+  return num(f, iv.mean) + " [" + num(f, iv.lower) + ", " + num(f, iv.upper) + "]";
+}
+
+// Several arms or seeds per task: the mean curves with their bands, and the statistics as notes.
+void add_ablation(const Ablation& a, store::ReportData& d) {
+  for (const ArmStats& s : a.arms) {
+    store::ReportSeries m;
+    m.task = s.task;
+    m.arm = s.arm;
+    m.seed = "mean";
+    for (size_t i = 0; i < s.grid.size(); ++i) {
+      m.points.push_back({s.grid[i], s.curve[i].mean});
+      m.band.push_back({s.curve[i].lower, s.curve[i].upper});
+    }
+    m.band_label = "95% bootstrap interval over " + std::to_string(s.seeds.size()) + " seed" +
+                   (s.seeds.size() == 1 ? "" : "s");
+    d.series.push_back(std::move(m));
+    std::string line = "ablation " + s.task + ", " + s.arm + " (" + std::to_string(s.seeds.size()) +
+                       " seeds): final fitness " + interval_text("%.3f", s.final_fitness) + "x; evaluations to " +
+                       num("%.3f", s.target) + "x (95% of the best any arm found) " +
+                       interval_text("%.1f", s.evals_to_target);
+    if (s.not_reached > 0)
+      line += ", " + std::to_string(s.not_reached) + " of " + std::to_string(s.seeds.size()) +
+              " seeds never reached it (counted as the budget, " + std::to_string(s.budget) + ")";
+    d.notes.push_back(line + " (means with 95% bootstrap intervals)");
+  }
+  for (const PairedComparison& p : a.paired)
+    d.notes.push_back("ablation " + p.task + ", " + p.arm + " - random over " + std::to_string(p.seeds) +
+                      " shared seeds: evaluations to 95% " + interval_text("%+.1f", p.evals_to_target_diff) +
+                      ", final fitness " + interval_text("%+.3f", p.final_fitness_diff) + "x; fewer evaluations on " +
+                      std::to_string(p.wins) + ", as many on " + std::to_string(p.ties) + ", more on " +
+                      std::to_string(p.losses));
 }
 
 }  // namespace
@@ -111,6 +154,7 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
     for (const auto* g : gens) s.points.push_back({g->evaluations, g->best_fitness});
     d.series.push_back(std::move(s));
   }
+  if (is_ablation(c)) add_ablation(ablation_stats(c), d);
   std::vector<BestVariant> best;
   try {
     best = best_variants(c, file);

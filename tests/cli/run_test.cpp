@@ -223,5 +223,37 @@ TEST(Run, WithoutAGpuTheFallbackReplayIsTakenAndSaidPlainly) {
   EXPECT_NE(g.out.find("GPU"), std::string::npos) << g.out;
 }
 
+TEST(Run, AblationOfTwoArmsOverSeedsReportsItsStatistics) {
+  std::string c = temp_path("ablation.h5");
+  auto r = testing::run_kevo("ablate " + kRoot + "tasks/01_relu.json " + kRoot + "tasks/06_sum_dim1.json --replay " +
+                             replay_file() + " --out " + c +
+                             " --arms random,learned --seeds 2 --budget-evals 30 --population 5 --islands 2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("gen 0 | evals"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("relu, learned (2 seeds): final fitness"), std::string::npos) << r.out;
+  EXPECT_EQ(testing::run_kevo("ablate " + kRoot + "tasks/01_relu.json --replay " + replay_file() + " --out " +
+                              temp_path("bad.h5") + " --arms random,oracle")
+                .status,
+            2);
+  std::string html = temp_path("ablation.html"), json = temp_path("ablation.json");
+  auto rep = testing::run_kevo("report " + c + " --html " + html + " --json " + json);
+  ASSERT_EQ(rep.status, 0) << rep.out;
+  if (exists("/usr/bin/python3")) {
+    std::string cmd = "/usr/bin/python3 " + kRoot + "tests/store/check_html.py " + html + " 2>&1";
+    std::string said;
+    if (FILE* p = ::popen(cmd.c_str(), "r")) {
+      char buf[512];
+      while (size_t n = std::fread(buf, 1, sizeof buf, p)) said.append(buf, n);
+      EXPECT_EQ(::pclose(p), 0) << said;
+    }
+    EXPECT_NE(said.find("ok: "), std::string::npos) << said;
+  }
+  std::string figures = slurp(json);
+  EXPECT_NE(figures.find("\"learned\""), std::string::npos) << figures.substr(0, 400);
+  EXPECT_NE(figures.find("\"random\""), std::string::npos);
+  EXPECT_NE(figures.find("95% bootstrap interval over 2 seeds"), std::string::npos);
+  EXPECT_NE(figures.find("learned - random over 2 shared seeds"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kevo
