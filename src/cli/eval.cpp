@@ -26,25 +26,6 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-std::vector<int> parse_gpus(const std::string& s) {
-  std::vector<int> out;
-  if (s == "all") return out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) {
-    size_t used = 0;
-    int d = -1;
-    try {
-      d = std::stoi(part, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != part.size() || d < 0) throw std::invalid_argument("--gpus takes 'all' or a list like 0,1,3");
-    out.push_back(d);
-  }
-  if (out.empty()) throw std::invalid_argument("--gpus takes 'all' or a list like 0,1,3");
-  return out;
-}
-
 void print(const eval::Measurement& m) {
   for (const eval::WorkloadMeasurement& w : m.workloads) {
     std::cout << "  workload " << w.workload << " (" << w.axes << "): " << eval::to_string(w.status) << ", "

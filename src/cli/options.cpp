@@ -2,6 +2,7 @@
 #include "cli/options.h"
 
 #include <iostream>
+#include <sstream>
 
 namespace kevo::cli {
 
@@ -22,6 +23,25 @@ int parse_options(const std::string& command, const std::string& usage, const st
     return 2;
   }
   return -1;
+}
+
+std::vector<int> parse_gpus(const std::string& s) {
+  std::vector<int> out;
+  if (s == "all") return out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) {
+    size_t used = 0;
+    int d = -1;
+    try {
+      d = std::stoi(part, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != part.size() || d < 0) throw std::invalid_argument("--gpus takes 'all' or a list like 0,1,3");
+    out.push_back(d);
+  }
+  if (out.empty()) throw std::invalid_argument("--gpus takes 'all' or a list like 0,1,3");
+  return out;
 }
 
 }  // namespace kevo::cli

@@ -65,25 +65,6 @@ std::vector<std::string> expand_replay(const std::vector<std::string>& given) {
   return out;
 }
 
-std::vector<int> parse_gpu_list(const std::string& s) {
-  std::vector<int> out;
-  if (s == "all") return out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) {
-    size_t used = 0;
-    int d = -1;
-    try {
-      d = std::stoi(part, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != part.size() || d < 0) throw InputError(Location{}, "--gpus", "takes 'all' or a list like 0,1,3");
-    out.push_back(d);
-  }
-  if (out.empty()) throw InputError(Location{}, "--gpus", "takes 'all' or a list like 0,1,3");
-  return out;
-}
-
 struct EvaluatorFlags {
   std::vector<std::string> replay;
   std::string fallback_replay, gpus = "all", torch_baseline, cache_dir;
@@ -121,7 +102,12 @@ struct EvaluatorFlags {
   std::unique_ptr<search::VariantEvaluator> make(std::vector<std::string>& replay_used, std::string& note) {
     if (trials < 1 || trials > 1000 || !(max_seconds > 0))
       throw InputError(Location{}, "--trials", "--trials and --max-seconds need sane positive values");
-    std::vector<int> gpu_list = parse_gpu_list(gpus);
+    std::vector<int> gpu_list;
+    try {
+      gpu_list = parse_gpus(gpus);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(Location{}, "", e.what());
+    }
     if (replay.empty() && !fallback_replay.empty() && !eval::cuda_driver_status().available) {
       replay = {fallback_replay};
       note = "no GPU here (" + eval::cuda_driver_status().error + "): replaying the measurements recorded in " +

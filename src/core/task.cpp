@@ -427,16 +427,18 @@ Task parse_task(const std::string& text, const std::string& file) {
   return task;
 }
 
-Task load_task(const std::string& path) {
+std::string read_input_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw InputError({path, 0, 0}, "", "is a folder, not a contract file");
+    throw InputError({path, 0, 0}, "", "is a folder, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError({path, 0, 0}, "", "cannot open the file");
   std::stringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw InputError({path, 0, 0}, "", "cannot read the file");
-  return parse_task(ss.str(), path);
+  return ss.str();
 }
+
+Task load_task(const std::string& path) { return parse_task(read_input_file(path), path); }
 
 }  // namespace kevo

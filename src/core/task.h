@@ -84,6 +84,9 @@ struct Task {
 
 // Loads and validates a contract; throws InputError "FILE:LINE:COL: field: what is wrong".
 Task load_task(const std::string& path);
+// The whole file a user named (a contract, a checkpoint); InputError (one line) when it is a folder
+// or cannot be read.
+std::string read_input_file(const std::string& path);
 // The same for a text already in memory (`file` names it in messages).
 Task parse_task(const std::string& text, const std::string& file);
 

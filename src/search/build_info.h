@@ -6,6 +6,7 @@
 namespace kevo::search {
 
 std::string kevo_version();  // "0.1.0"
-std::string kevo_commit();   // `git describe --always --dirty` at build time; "unknown" outside a checkout
+std::string kevo_commit();
+std::string now_iso();      // the UTC time, "2026-11-30T01:59:26Z", for the files kevo writes   // `git describe --always --dirty` at build time; "unknown" outside a checkout
 
 }  // namespace kevo::search

@@ -10,14 +10,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/sha256.h"
@@ -53,13 +51,6 @@ std::mt19937_64 fork_rng(uint64_t seed, int run, int generation, int island) {
   return std::mt19937_64(h);
 }
 
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 std::string random_hex(int bytes) {
   std::random_device rd;
   std::string s;
@@ -70,14 +61,6 @@ std::string random_hex(int bytes) {
     s += hex[v & 15];
   }
   return s;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(Location{path, 0, 0}, "", "cannot read the file");
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 bool exists(const std::string& path) {
@@ -163,7 +146,7 @@ struct Campaign::State {
     auto is_learned = [](const std::string& arm) { return arm == "learned" || arm == "learned-frozen"; };
     bool any_learned = false;
     for (const auto& rec : records) any_learned = any_learned || is_learned(rec.arm);
-    const std::string init = any_learned && !config.policy_init.empty() ? read_text(config.policy_init) : std::string();
+    const std::string init = any_learned && !config.policy_init.empty() ? read_input_file(config.policy_init) : std::string();
     for (const store::RunRecord& rec : records) {
       Run r;
       r.id = rec.id;
@@ -695,7 +678,7 @@ std::unique_ptr<Campaign> Campaign::create_ablation(const std::string& path, con
   k.command = command;
   std::set<std::string> names;
   for (const std::string& f : task_files) {
-    std::string text = read_text(f);
+    std::string text = read_input_file(f);
     Task t = parse_task(text, f);  // errors name the user's file
     if (!names.insert(t.name).second) throw InputError(Location{f, 0, 0}, "name", "task '" + t.name + "' given twice");
     k.tasks.push_back({t.name, text, sha256_hex(text)});

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <future>
 #include <map>
 #include <random>
@@ -73,21 +72,6 @@ std::vector<mutate::Genome> candidates_of(const mutate::DesignSpace& s, int64_t 
     if (s.legal(g) && seen.insert(g.values).second) out.push_back(g);
   }
   return out;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(Location{path, 0, 0}, "", "cannot read the file");
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
 }
 
 }  // namespace
@@ -169,7 +153,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     run_of_variant[v.id] = v.run;
   }
   for (const std::string& f : task_files) {
-    std::string text = read_text(f);
+    std::string text = read_input_file(f);
     Job j;
     j.task = std::make_unique<Task>(parse_task(text, f));
     auto known = std::find_if(k.tasks.begin(), k.tasks.end(), [&](const auto& t) { return t.name == j.task->name; });

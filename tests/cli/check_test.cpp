@@ -71,7 +71,7 @@ TEST(KevoCli, BadFlagsAndCommandsExitTwo) {
   EXPECT_EQ(kevo("check --seed -1 " + kTasks + "01_relu.json").status, 2);
   Result folder = kevo("check " + kTasks);
   EXPECT_EQ(folder.status, 2);
-  EXPECT_NE(folder.out.find("is a folder, not a contract file"), std::string::npos) << folder.out;
+  EXPECT_NE(folder.out.find("is a folder, not a file"), std::string::npos) << folder.out;
   EXPECT_EQ(kevo("--help").status, 0);
   EXPECT_EQ(kevo("check --help").status, 0);
 }
