@@ -29,6 +29,7 @@ const std::map<std::string, Entry>& commands() {
       {"sweep", {cmd_sweep, "measure many genomes of a task's design spaces and record them (for replay)"}},
       {"export", {cmd_export, "write the best kernel of each task of a campaign as a header with a host launcher"}},
       {"report", {cmd_report, "a campaign's curves and speedup tables as HTML (SVG plots) and JSON"}},
+      {"train-policy", {cmd_train_policy, "train one learned policy over many tasks (for --policy-init)"}},
       {"space", {cmd_space, "list a task's design spaces; render and compile samples of them (no GPU needed)"}},
       {"version", {cmd_version, "print kevo's version and the versions of the libraries it uses"}},
   };
@@ -38,7 +39,7 @@ const std::map<std::string, Entry>& commands() {
 void usage(std::ostream& os) {
   os << "usage: kevo <command> [options]\n\ncommands:\n";
   for (const auto& [name, e] : commands())
-    if (e.summary) os << "  " << name << std::string(10 - name.size(), ' ') << e.summary << "\n";  // hidden ones have none
+    if (e.summary) os << "  " << name << std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') << e.summary << "\n";  // hidden ones have none
   os << "\n`kevo <command> --help` describes a command's options.\n";
 }
 

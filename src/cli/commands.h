@@ -21,6 +21,7 @@ int cmd_resume(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_export(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
+int cmd_train_policy(const std::vector<std::string>& args);
 int cmd_version(const std::vector<std::string>& args);
 
 }  // namespace kevo::cli

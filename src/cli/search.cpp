@@ -18,6 +18,7 @@
 #include "search/campaign.h"
 #include "search/evaluator.h"
 #include "search/sweep.h"
+#include "search/train.h"
 
 namespace kevo::cli {
 
@@ -445,6 +446,55 @@ int cmd_sweep(const std::vector<std::string>& args) {
     return input_error("sweep", e);
   } catch (const std::runtime_error& e) {
     return input_error("sweep", e);
+  }
+  return 0;
+}
+
+int cmd_train_policy(const std::vector<std::string>& args) {
+  po::options_description opts("options");
+  search::CampaignConfig c;
+  EvaluatorFlags ev;
+  std::vector<std::string> tasks;
+  std::string out;
+  int rounds = 1;
+  int64_t seed = 1;
+  opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
+      "out", po::value(&out)->required(), "the policy checkpoint to write (for --policy-init)")(
+      "rounds", po::value(&rounds)->default_value(1), "passes over the tasks")(
+      "seed", po::value(&seed)->default_value(1), "seed of the first campaign (each next one adds 1)");
+  add_search_options(opts, c);
+  ev.add(opts);
+  po::positional_options_description pos;
+  pos.add("task", -1);
+  po::variables_map vm;
+  if (int rc = parse_options("train-policy", "TASK.json... --out policy.pt [--replay space.h5] [--rounds 1]", args,
+                             opts, pos, vm);
+      rc >= 0)
+    return rc;
+  if (tasks.empty() || seed < 0 || rounds < 1 || rounds > 1000) {
+    std::cerr << "kevo train-policy: give at least one task contract, --rounds between 1 and 1000, --seed >= 0\n";
+    return 2;
+  }
+  c.seed = static_cast<uint64_t>(seed);
+  c.arm = "learned";
+  ev.seed = c.seed;
+  ev.store(c);
+  std::string note;
+  try {
+    search::validate(c);
+    std::unique_ptr<search::VariantEvaluator> evaluator = ev.make(c.replay, note);
+    if (!note.empty()) std::cout << "kevo train-policy: " << note << "\n";
+    std::cout << "training a learned policy over " << tasks.size() << " task" << (tasks.size() == 1 ? "" : "s") << " x "
+              << rounds << " round" << (rounds == 1 ? "" : "s") << ", " << c.budget_evals << " evaluations each, on "
+              << evaluator->describe() << " -> " << out << "\n";
+    search::train_policy(out, c, rounds, tasks, *evaluator, [](const search::TrainStep& s) {
+      std::cout << "round " << s.round + 1 << " " << s.task << ": " << s.evaluations << " evaluations, best "
+                << fmt("%.3f", s.best) << "x\n";
+    });
+  } catch (const InputError& e) {
+    return input_error("train-policy", e);
+  } catch (const std::runtime_error& e) {
+    return input_error("train-policy", e);
   }
   return 0;
 }

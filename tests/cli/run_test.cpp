@@ -209,6 +209,30 @@ TEST(Run, ReportAndExportOfAReplayedCampaign) {
   EXPECT_EQ(bad.status, 2) << bad.out;
 }
 
+TEST(Run, TrainPolicyWritesACheckpointThatLearnedArmsStartFrom) {
+  std::string policy = temp_path("policy.pt");
+  auto t = testing::run_kevo("train-policy " + kRoot + "tasks/01_relu.json " + kRoot + "tasks/06_sum_dim1.json --replay " +
+                             replay_file() + " --out " + policy + " --budget-evals 30 --population 5");
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_NE(t.out.find("round 1 relu: 30 evaluations"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("round 1 sum_dim1: 30 evaluations"), std::string::npos) << t.out;
+  EXPECT_FALSE(exists(policy + ".campaign.h5")) << "the training's scratch campaign was left behind";
+  ASSERT_FALSE(slurp(policy).empty());
+  std::string frozen = temp_path("frozen.h5");
+  auto r = testing::run_kevo("run " + kRoot + "tasks/01_relu.json --replay " + replay_file() + " --out " + frozen +
+                             " --budget-evals 20 --policy learned-frozen --policy-init " + policy);
+  ASSERT_EQ(r.status, 0) << r.out;
+  // A damaged checkpoint is a one-line error, not a crash.
+  std::string bad = temp_path("bad.pt");
+  std::ofstream(bad, std::ios::binary) << slurp(policy).substr(0, 100);
+  auto b = testing::run_kevo("run " + kRoot + "tasks/01_relu.json --replay " + replay_file() + " --out " +
+                             temp_path("b.h5") + " --policy learned-frozen --policy-init " + bad);
+  EXPECT_EQ(b.status, 2) << b.out;
+  EXPECT_EQ(std::count(b.out.begin(), b.out.end(), '\n'), 1) << b.out;
+  auto help = testing::run_kevo("--help");
+  EXPECT_NE(help.out.find("train-policy"), std::string::npos) << help.out;
+}
+
 TEST(Run, WithoutAGpuTheFallbackReplayIsTakenAndSaidPlainly) {
   if (eval::cuda_driver_status().available) GTEST_SKIP() << "this machine has a GPU: the fallback is not taken";
   std::string out = temp_path("fallback.h5");
