@@ -20,12 +20,6 @@ namespace kevo::cli {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 void print(const eval::Measurement& m) {
   for (const eval::WorkloadMeasurement& w : m.workloads) {
     std::cout << "  workload " << w.workload << " (" << w.axes << "): " << eval::to_string(w.status) << ", "

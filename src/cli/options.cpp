@@ -1,6 +1,7 @@
 // Option parsing common to every subcommand.
 #include "cli/options.h"
 
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
@@ -23,6 +24,12 @@ int parse_options(const std::string& command, const std::string& usage, const st
     return 2;
   }
   return -1;
+}
+
+std::string fmt(const char* format, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, format, v);
+  return b;
 }
 
 std::vector<int> parse_gpus(const std::string& s) {

@@ -17,18 +17,13 @@
 #include "search/ablation.h"
 #include "search/campaign.h"
 #include "search/evaluator.h"
+#include "search/results.h"
 #include "search/sweep.h"
 #include "search/train.h"
 
 namespace kevo::cli {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 std::string duration(double s) {
   if (!(s >= 0) || s > 1e8) return "?";
@@ -151,9 +146,7 @@ void show(const search::Progress& p) {
 void summary(const store::CampaignContents& c, const search::VariantEvaluator& ev) {
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   for (const auto& run : c.runs) {
-    const store::GenerationRecord* last = nullptr;
-    for (const auto& g : c.generations)
-      if (g.run == run.id && (!last || g.generation >= last->generation)) last = &g;
+    const store::GenerationRecord* last = search::last_generation(c, run.id);
     std::cout << run.task << ": ";
     if (!last) {
       std::cout << "no generation completed\n";

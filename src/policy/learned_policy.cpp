@@ -664,12 +664,7 @@ class LearnedPolicy : public Policy {
       return p;
     }
     // Nothing legal but the parent itself: re-seed the space (a duplicate the search recognises).
-    Proposal p;
-    p.op = Operator::Reseed;
-    p.child = space->random_genome(rng);
-    p.parents = {r.parent.variant};
-    p.action = "reseed";
-    return p;
+    return reseed_proposal(*space, r.parent, rng);
   }
 
   struct Sample {

@@ -74,6 +74,10 @@ class Policy {
   virtual void restore(const std::string& bytes) {}
 };
 
+// The fallback when no mutation of the parent is legal: a fresh genome of its space (op Reseed;
+// the search recognises it as a duplicate when it is one).
+Proposal reseed_proposal(const mutate::DesignSpace& space, const Parent& parent, std::mt19937_64& rng);
+
 // Relative weights of the operators; an operator that cannot apply (a single space, no mate of
 // the same space) is left out and the others renormalised.
 struct RandomPolicyConfig {

@@ -88,18 +88,22 @@ class RandomPolicy : public Policy {
       ops.erase(ops.begin() + static_cast<long>(i));
     }
     // A space whose only legal genome is the parent: re-seed it (a duplicate the search will recognise).
-    Proposal p;
-    p.op = Operator::Reseed;
-    p.child = space->random_genome(rng);
-    p.parents = {r.parent.variant};
-    p.action = "reseed";
-    return p;
+    return reseed_proposal(*space, r.parent, rng);
   }
 
   RandomPolicyConfig c_;
 };
 
 }  // namespace
+
+Proposal reseed_proposal(const mutate::DesignSpace& space, const Parent& parent, std::mt19937_64& rng) {
+  Proposal p;
+  p.op = mutate::Operator::Reseed;
+  p.child = space.random_genome(rng);
+  p.parents = {parent.variant};
+  p.action = "reseed";
+  return p;
+}
 
 std::unique_ptr<Policy> make_random_policy(const RandomPolicyConfig& config) {
   return std::make_unique<RandomPolicy>(config);

@@ -89,6 +89,13 @@ void add_ablation(const Ablation& a, store::ReportData& d) {
 
 }  // namespace
 
+const store::GenerationRecord* last_generation(const store::CampaignContents& c, int32_t run) {
+  const store::GenerationRecord* last = nullptr;
+  for (const auto& g : c.generations)
+    if (g.run == run && (!last || g.generation >= last->generation)) last = &g;
+  return last;
+}
+
 std::vector<BestVariant> best_variants(const store::CampaignContents& c, const std::string& file) {
   std::map<int64_t, const store::VariantRecord*> variant;
   for (const auto& v : c.variants) variant[v.id] = &v;
@@ -169,9 +176,7 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
     for (const auto& r : c.runs) {
       if (r.task != t.name) continue;
       s.runs++;
-      const store::GenerationRecord* last = nullptr;
-      for (const auto& g : c.generations)
-        if (g.run == r.id && (!last || g.generation > last->generation)) last = &g;
+      const store::GenerationRecord* last = last_generation(c, r.id);
       if (!last) continue;
       s.evaluations += last->evaluations;
       s.unmeasured += last->unmeasured;

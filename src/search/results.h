@@ -21,6 +21,9 @@ struct BestVariant {
   std::string description;  // "elementwise{kThreads=256,kVec=4,...}"
 };
 
+// The run's last completed generation; null when it has none.
+const store::GenerationRecord* last_generation(const store::CampaignContents& c, int32_t run);
+
 // Per task of the file (in the file's order), the fittest correct variant over all its runs;
 // tasks without one are left out. Throws InputError when a best variant's source is neither in the
 // file nor re-renderable (other templates than the file's).

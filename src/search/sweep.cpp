@@ -208,30 +208,20 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
 
   // Batches: the task's genomes in order, `batch` at a time, task after task.
   struct Batch {
-    size_t job = 0;
+    size_t job = 0, at = 0, count = 0;  // the job's genomes [at, at + count)
     std::vector<EvalRequest> requests;
     std::vector<store::VariantRecord> variants;
   };
   std::vector<Batch> batches;
-  for (size_t ji = 0; ji < jobs.size(); ++ji) {
-    Job& j = jobs[ji];
-    for (size_t at = 0; at < j.todo.size(); at += static_cast<size_t>(config.batch)) {
-      Batch b;
-      b.job = ji;
-      batches.push_back(std::move(b));
-      for (size_t i = at; i < std::min(j.todo.size(), at + static_cast<size_t>(config.batch)); ++i)
-        batches.back().variants.push_back({});  // filled when the batch is rendered
-    }
-  }
-  size_t cursor_job = 0, cursor_at = 0;
+  for (size_t ji = 0; ji < jobs.size(); ++ji)
+    for (size_t at = 0; at < jobs[ji].todo.size(); at += static_cast<size_t>(config.batch))
+      batches.push_back({ji, at, std::min(static_cast<size_t>(config.batch), jobs[ji].todo.size() - at), {}, {}});
   auto render = [&](Batch& b) {
     Job& j = jobs[b.job];
-    if (cursor_job != b.job) {
-      cursor_job = b.job;
-      cursor_at = 0;
-    }
-    for (store::VariantRecord& v : b.variants) {
-      const mutate::Genome& g = j.todo[cursor_at++];
+    b.variants.resize(b.count);
+    for (size_t i = 0; i < b.count; ++i) {
+      store::VariantRecord& v = b.variants[i];
+      const mutate::Genome& g = j.todo[b.at + i];
       const mutate::DesignSpace* space = mutate::find_space(j.spaces, g.space);
       EvalRequest r;
       r.task = j.task.get();
