@@ -16,6 +16,7 @@
 #include "search/results.h"
 #include "store/campaign_file.h"
 #include "store/export.h"
+#include "store/llm_samples.h"
 #include "store/report.h"
 
 namespace kevo::cli {
@@ -39,19 +40,44 @@ bool write_file(const std::string& path, const std::string& text, const std::str
   return true;
 }
 
+// kevo export --samples: the trajectories of the llm policy, one completion per line.
+int export_samples(const std::string& path, const std::string& file) {
+  std::string text;
+  size_t lines = 0;
+  try {
+    store::CampaignContents c = store::read_campaign(path);
+    text = store::samples_jsonl(c);
+    for (char ch : text) lines += ch == '\n';
+  } catch (const InputError& e) {
+    std::cerr << "kevo export: " << e.what() << "\n";
+    return 2;
+  }
+  if (file == "-") {
+    std::cout << text;
+    return 0;
+  }
+  if (!write_file(file, text, "export")) return 2;
+  std::cout << file << ": " << lines << " completion" << (lines == 1 ? "" : "s") << " with their rewards\n";
+  return 0;
+}
+
 }  // namespace
 
 int cmd_export(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string path, out = "results";
+  std::string path, out = "results", samples;
   std::vector<std::string> only;
   opts.add_options()("campaign", po::value(&path)->required(), "the campaign file")(
       "out", po::value(&out)->default_value("results"), "folder for the headers (created)")(
-      "task", po::value(&only)->composing(), "export only this task (repeatable)");
+      "task", po::value(&only)->composing(), "export only this task (repeatable)")(
+      "samples", po::value(&samples), "instead of headers: the llm policy's completions with their rewards, as JSONL ('-': stdout)");
   po::positional_options_description pos;
   pos.add("campaign", 1);
   po::variables_map vm;
-  if (int rc = parse_options("export", "campaign.h5 [--out results/]", args, opts, pos, vm); rc >= 0) return rc;
+  if (int rc = parse_options("export", "campaign.h5 [--out results/] [--samples samples.jsonl]", args, opts, pos, vm);
+      rc >= 0)
+    return rc;
+  if (!samples.empty()) return export_samples(path, samples);
   store::CampaignContents c;
   std::vector<search::BestVariant> best;
   try {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -138,6 +139,10 @@ void show(const search::Progress& p) {
        << p.budget << " | best";
   for (const auto& [task, best] : p.best) line << " " << task << " " << fmt("%.2f", best) << "x";
   if (p.gpu_busy_fraction > 0) line << " | GPU busy " << fmt("%.0f", 100 * p.gpu_busy_fraction) << "%";
+  if (p.llm_requests > 0)
+    line << " | llm " << p.llm_requests << " requests, " << p.llm_failed << " failed (" << p.llm_rate_limited
+         << " rate-limited, " << p.llm_timeouts << " timeouts), " << p.llm_bad_replies << " unusable replies, "
+         << p.llm_tokens << " tokens";
   line << " | " << duration(p.elapsed_seconds) << " elapsed, ~" << duration(p.seconds_left) << " left";
   if (tty) std::cerr << "\r\033[K" << line.str() << std::flush;
   else std::cerr << line.str() << "\n";
@@ -158,8 +163,12 @@ void summary(const store::CampaignContents& c, const search::VariantEvaluator& e
     if (last->best_variant >= 0) {
       for (const auto& v : c.variants)
         if (v.id == last->best_variant) {
-          std::cout << "; best " << fmt("%.3f", last->best_fitness) << "x over eager: variant " << v.id << " " << v.space
-                    << "{";
+          std::cout << "; best " << fmt("%.3f", last->best_fitness) << "x over eager: variant " << v.id << " ";
+          if (v.space.empty()) {
+            std::cout << "(free-form, " << v.op << ")";
+            continue;
+          }
+          std::cout << v.space << "{";
           for (size_t i = 0; i < v.genome.size(); ++i) std::cout << (i ? "," : "") << v.genome[i];
           std::cout << "}";
         }
@@ -168,11 +177,37 @@ void summary(const store::CampaignContents& c, const search::VariantEvaluator& e
     }
     std::cout << "\n";
   }
+  if (!c.llm_samples.empty()) {
+    std::map<std::string, int64_t> by_status;
+    int64_t tokens = 0;
+    for (const auto& s : c.llm_samples) {
+      by_status[s.status]++;
+      tokens += s.prompt_tokens + s.completion_tokens;
+    }
+    std::cout << "llm: " << c.llm_samples.size() << " samples (";
+    bool first = true;
+    for (const auto& [status, n] : by_status) {
+      std::cout << (first ? "" : ", ") << n << " " << status;
+      first = false;
+    }
+    std::cout << "), " << tokens << " tokens; `kevo export --samples` writes them as JSONL\n";
+  }
   if (!c.generations.empty()) {
     const auto& g = c.generations.back();
     if (g.gpus > 0 && g.wall_seconds > 0)
       std::cout << "GPU busy " << fmt("%.1f", 100 * g.gpu_busy_seconds / (g.wall_seconds * g.gpus)) << "% of "
                 << duration(g.wall_seconds) << " on " << ev.describe() << "\n";
+  }
+}
+
+// --llm-weight's number; a bad one is caught by the configuration's check.
+double parse_weight(const std::string& w) {
+  try {
+    size_t used = 0;
+    double v = std::stod(w, &used);
+    return used == w.size() ? v : std::nan("");
+  } catch (const std::exception&) {
+    return std::nan("");
   }
 }
 
@@ -191,6 +226,29 @@ void add_search_options(po::options_description& opts, search::CampaignConfig& c
       "migrants", po::value(&c.migrants)->default_value(1), "elites each island sends to the next")(
       "stagnation", po::value(&c.stagnation)->default_value(8), "generations without progress before an island is re-seeded")(
       "reward", po::value(&c.reward)->default_value("bucketed"), "reward for policy updates: bucketed, log_speedup");
+  search::LlmSettings& l = c.llm;
+  po::options_description llm("llm policy (docs/llm.md)");
+  llm.add_options()(
+      "llm-url", po::value(&l.url)->default_value(l.url), "OpenAI-compatible endpoint, up to /v1")(
+      "llm-model", po::value(&l.model), "the model the server serves")(
+      "llm-api-key-env", po::value(&l.api_key_env)->default_value(l.api_key_env),
+      "environment variable holding the API key (never stored)")(
+      "llm-temperature", po::value(&l.temperature)->default_value(l.temperature), "sampling temperature")(
+      "llm-max-tokens", po::value(&l.max_tokens)->default_value(l.max_tokens), "tokens per completion, at most")(
+      "llm-samples", po::value(&l.samples)->default_value(l.samples), "completions per request: one parent's children")(
+      "llm-concurrency", po::value(&l.concurrency)->default_value(l.concurrency), "requests in flight, at most")(
+      "llm-timeout", po::value(&l.timeout_seconds)->default_value(l.timeout_seconds), "seconds per request")(
+      "llm-retries", po::value(&l.retries)->default_value(l.retries), "retries after 429, 5xx and timeouts")(
+      "llm-token-budget", po::value(&l.token_budget)->default_value(0), "prompt + completion tokens for the campaign (0: no limit)")(
+      "llm-weight", po::value<std::string>()->default_value("0.5")->notifier([&l](const std::string& w) {
+        l.weight = w == "auto" ? -1 : parse_weight(w);
+      }), "share of template parents the model rewrites (the others get template mutations); auto: a bandit")(
+      "llm-mix", po::value(&l.mix)->default_value(l.mix), "the template policy beside the model: random, learned")(
+      "llm-inspirations", po::value(&l.inspirations)->default_value(l.inspirations), "other elites shown in a prompt")(
+      "between-generations", po::value(&l.between_generations), "shell command run after each committed generation")(
+      "load-adapter", po::value(&l.adapter_path), "after that command: load this LoRA adapter into vLLM and sample from it")(
+      "adapter-name", po::value(&l.adapter_name)->default_value("kevo-adapter"), "the name --load-adapter serves it as");
+  opts.add(llm);
 }
 
 int input_error(const std::string& cmd, const std::exception& e) {
@@ -211,7 +269,7 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
       "out", po::value(&out)->required(), "the campaign file to write (HDF5)")(
       "force", po::bool_switch(&force), "replace an existing --out file")(
-      "policy", po::value(&c.arm)->default_value("random"), "the mutation policy: random, learned, learned-frozen")(
+      "policy", po::value(&c.arm)->default_value("random"), "the mutation policy: random, learned, learned-frozen, llm")(
       "seed", po::value(&seed)->default_value(1), "the campaign's seed");
   add_search_options(opts, c);
   ev.add(opts);
@@ -254,6 +312,8 @@ int cmd_run(const std::vector<std::string>& args) {
     campaign->run(show);
   } catch (const InputError& e) {
     return input_error("run", e);
+  } catch (const std::runtime_error& e) {
+    return input_error("run", e);
   }
   summary(campaign->contents(), *evaluator);
   if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
@@ -272,7 +332,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
   opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
       "out", po::value(&out)->required(), "the ablation's campaign file to write (HDF5)")(
       "force", po::bool_switch(&force), "replace an existing --out file")(
-      "arms", po::value(&arms_text)->default_value("random,learned"), "policies to compare: random, learned, learned-frozen")(
+      "arms", po::value(&arms_text)->default_value("random,learned"), "policies to compare: random, learned, learned-frozen, llm")(
       "seeds", po::value(&seeds)->default_value(3), "seeds per task and arm")(
       "first-seed", po::value(&first_seed)->default_value(1), "seeds are first-seed, first-seed+1, ...");
   add_search_options(opts, c);
@@ -331,6 +391,8 @@ int cmd_ablate(const std::vector<std::string>& args) {
     });
   } catch (const InputError& e) {
     return input_error("ablate", e);
+  } catch (const std::runtime_error& e) {
+    return input_error("ablate", e);
   }
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   for (const search::ArmStats& a : search::ablation_stats(campaign->contents()).arms) {
@@ -374,6 +436,8 @@ int cmd_resume(const std::vector<std::string>& args) {
   try {
     campaign->run(show);
   } catch (const InputError& e) {
+    return input_error("resume", e);
+  } catch (const std::runtime_error& e) {
     return input_error("resume", e);
   }
   summary(campaign->contents(), *evaluator);

@@ -14,6 +14,7 @@ const char* to_string(Operator op) {
     case Operator::Crossover: return "crossover";
     case Operator::SpaceSwitch: return "space_switch";
     case Operator::Reseed: return "reseed";
+    case Operator::Edit: return "edit";
   }
   return "?";
 }

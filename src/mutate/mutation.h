@@ -14,8 +14,9 @@
 
 namespace kevo::mutate {
 
-enum class Operator { Seed, Point, Multi, Crossover, SpaceSwitch, Reseed };
-const char* to_string(Operator op);  // "seed", "point", "multi", "crossover", "space_switch", "reseed"
+// Edit: a source-level rewrite by a language model (the child is free-form: it has no genome).
+enum class Operator { Seed, Point, Multi, Crossover, SpaceSwitch, Reseed, Edit };
+const char* to_string(Operator op);  // "seed", "point", "multi", "crossover", "space_switch", "reseed", "edit"
 
 // One knob set to one value.
 struct KnobChange {

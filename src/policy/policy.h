@@ -24,6 +24,9 @@ struct Parent {
   double floor_fraction = 0;   // DRAM floor / measured time on the largest workload (0: unknown)
   int registers = 0, shared_bytes = 0, spill_bytes = 0;
   double occupancy = 0;
+  // For policies that read code (wants_sources()): the candidate text and its measurement in words
+  // (status, error, per-workload times and speedups, resources). Empty otherwise.
+  std::string source, report;
 };
 
 // The search's state a policy may condition on.
@@ -33,12 +36,14 @@ struct Context {
   int generation = 0;
   int64_t evaluations = 0, budget = 0;
   double best_fitness = 0;
+  std::string target;  // the GPU the evaluator measures on ("NVIDIA H200 (sm_90a)"); empty on replay
 };
 
 // One child wanted: its parent, and another elite of the island a crossover may pair it with.
 struct Request {
   Parent parent;
   std::optional<Parent> mate;
+  std::vector<Parent> inspirations;  // the island's best elites, for policies that want them (best first)
 };
 
 struct Proposal {
@@ -48,6 +53,24 @@ struct Proposal {
   double log_prob = 0;           // of the sampled mutation under the policy
   std::string action;            // the mutation in words: "point kVec=4", "space_switch reduce_rows"
   int64_t token = -1;            // the policy's key to what it sampled (comes back in Transition); -1: none
+  std::string source;            // a free-form child's candidate text (op Edit; child.space is empty)
+  int64_t sample = -1;           // index into the policy's next take_samples() list: the completion it came from
+};
+
+// One completion of a language-model policy (or a request that failed): what RL trainers for LLMs
+// learn from once the campaign attaches the child's reward.
+struct LlmSample {
+  int64_t request = 0;        // completions of one request (one prompt) share it: the RL group
+  int64_t parent = -1;        // variant id
+  std::string prompt;         // the chat messages, a JSON array of {role, content}
+  std::string response;       // the completion ("" when the request failed)
+  // "ok" (a child came of it), "request_failed" (kind in error), "bad_reply" (no edit could be read),
+  // "edit_failed" (a block did not match), "rejected" (the child is not an acceptable candidate)
+  std::string status;
+  std::string error;          // one line; empty when ok
+  std::string model;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  int32_t generation = 0;
 };
 
 // A proposal with the fitness its child earned (0: invalid or unmeasured) and the reward.
@@ -72,6 +95,14 @@ class Policy {
   // Parameters and optimizer state, for the campaign file; empty for a stateless policy.
   virtual std::string checkpoint() const { return {}; }
   virtual void restore(const std::string& bytes) {}
+  // Policies that read code get parents' sources and reports, and this many inspirations per request.
+  virtual bool wants_sources() const { return false; }
+  virtual int inspirations() const { return 0; }
+  // The samples made since the last call, in order (Proposal::sample indexes this list).
+  virtual std::vector<LlmSample> take_samples() { return {}; }
+  // Resume: completions recorded in the campaign file answer the prompts they were given for (the
+  // same generation, prompt and order) instead of the server, so committed generations re-derive.
+  virtual void replay_samples(const std::vector<LlmSample>& recorded) {}
 };
 
 // The fallback when no mutation of the parent is legal: a fresh genome of its space (op Reseed;

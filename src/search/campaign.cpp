@@ -6,8 +6,11 @@
 #include "search/campaign.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -16,12 +19,15 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/sha256.h"
 #include "core/task.h"
 #include "mutate/space.h"
 #include "policy/learned_policy.h"
+#include "policy/llm_client.h"
+#include "policy/llm_policy.h"
 #include "policy/policy.h"
 #include "search/archive.h"
 #include "search/build_info.h"
@@ -76,6 +82,21 @@ double floor_fraction(const store::MeasurementRecord& m) {
   return big && big->median_ms > 0 ? big->floor_ms / big->median_ms : 0;
 }
 
+policy::LlmClientConfig llm_client_config(const LlmSettings& l) {
+  policy::LlmClientConfig c;
+  c.base_url = l.url;
+  c.model = l.model;
+  c.api_key_env = l.api_key_env;
+  c.temperature = l.temperature;
+  c.max_tokens = l.max_tokens;
+  c.samples = l.samples;
+  c.concurrency = l.concurrency;
+  c.timeout_seconds = l.timeout_seconds;
+  c.retries = l.retries;
+  c.token_budget = l.token_budget;
+  return c;
+}
+
 struct Island {
   Archive archive;
   double best = 0;
@@ -87,7 +108,39 @@ struct Island {
 struct Outcome {
   policy::Parent stats;
   bool valid = false;
+  std::string hash;    // of its source
+  std::string report;  // its measurement in words, for policies that read code
 };
+
+// A measurement in words, for a prompt: status, resources and per-workload times.
+std::string measurement_report(const store::MeasurementRecord& m, const Task& task) {
+  std::ostringstream o;
+  o.precision(4);
+  o << "status " << m.status;
+  if (!m.error.empty()) o << ": " << m.error;
+  o << "\n";
+  if (m.status != "ok" && m.workloads.empty()) return o.str();
+  o << "registers " << m.registers << ", static+dynamic shared memory " << m.shared_bytes << " B, spills "
+    << m.spill_bytes << " B, theoretical occupancy " << static_cast<int>(m.occupancy * 100 + 0.5) << "%\n";
+  for (const store::WorkloadRecord& w : m.workloads) {
+    o << "workload " << w.workload;
+    if (w.workload >= 0 && static_cast<size_t>(w.workload) < task.workloads.size()) {
+      o << " {";
+      bool first = true;
+      for (const auto& [axis, v] : task.workloads[static_cast<size_t>(w.workload)].axes) {
+        o << (first ? "" : ", ") << axis << "=" << v;
+        first = false;
+      }
+      o << "}";
+    }
+    o << ": " << w.status;
+    if (w.median_ms > 0) o << ", " << w.median_ms << " ms (PyTorch eager " << w.eager_ms << " ms, " << w.speedup << "x)";
+    if (w.floor_ms > 0 && w.median_ms > 0)
+      o << ", DRAM floor " << w.floor_ms << " ms (" << static_cast<int>(w.floor_ms / w.median_ms * 100 + 0.5) << "% of it)";
+    o << "\n";
+  }
+  return o.str();
+}
 
 struct Run {
   int id = 0;
@@ -108,6 +161,15 @@ struct Run {
   int idle_generations = 0;  // generations in a row without a new variant
 };
 
+// A sample of an llm policy in a batch: its run and, once added, its variant.
+struct BatchSample {
+  int run = 0;
+  policy::LlmSample sample;
+  int64_t variant = -1;
+  bool duplicate = false;
+  double reward = 0;
+};
+
 // One generation's proposals across runs.
 struct Batch {
   int generation = -1;
@@ -118,6 +180,7 @@ struct Batch {
   std::vector<EvalRequest> requests;                     // the new ones, in variant order
   std::vector<size_t> variant_of_request;
   std::vector<std::optional<store::MeasurementRecord>> premade;  // per request: a render failure
+  std::vector<BatchSample> samples;                      // llm completions, in the order the policies made them
   bool empty() const { return variants.empty(); }
 };
 
@@ -135,7 +198,8 @@ struct Campaign::State {
   int recorded_through = -1;
   std::map<int64_t, const store::MeasurementRecord*> recorded;
   std::map<int64_t, const store::VariantRecord*> recorded_variants;
-  std::set<std::string> stored_sources;
+  std::map<std::string, size_t> stored_sources;  // hash -> row of contents.sources
+  std::shared_ptr<policy::LlmClient> llm_client;  // one for every llm run: one concurrency limit, one budget
   double wall_base = 0, busy_base = 0;  // cumulative figures of earlier sessions
   Clock::time_point start = Clock::now();
   double busy_at_start = 0;
@@ -145,7 +209,8 @@ struct Campaign::State {
   void init_runs(const std::vector<store::TaskRecord>& tasks, const std::vector<store::RunRecord>& records) {
     auto is_learned = [](const std::string& arm) { return arm == "learned" || arm == "learned-frozen"; };
     bool any_learned = false;
-    for (const auto& rec : records) any_learned = any_learned || is_learned(rec.arm);
+    for (const auto& rec : records)
+      any_learned = any_learned || is_learned(rec.arm) || (rec.arm == "llm" && config.llm.mix == "learned");
     const std::string init = any_learned && !config.policy_init.empty() ? read_input_file(config.policy_init) : std::string();
     for (const store::RunRecord& rec : records) {
       Run r;
@@ -165,9 +230,29 @@ struct Campaign::State {
         throw InputError(Location{t.name, 0, 0}, "", "no design space serves this task (see kevo space)");
       if (r.arm == "random") r.policy = policy::make_random_policy();
       else if (is_learned(r.arm)) r.policy = learned_policy(r, init);
-      else throw InputError(Location{}, "--policy", "unknown policy '" + r.arm + "' (have: random, learned, learned-frozen)");
+      else if (r.arm == "llm") r.policy = llm_policy(r, init);
+      else throw InputError(Location{}, "--policy", "unknown policy '" + r.arm + "' (have: random, learned, learned-frozen, llm)");
       r.islands.resize(static_cast<size_t>(config.islands));
       runs.push_back(std::move(r));
+    }
+  }
+
+  // The model's share of mutations; the template policy (random or learned) serves the rest.
+  std::unique_ptr<policy::Policy> llm_policy(const Run& run, const std::string& init) {
+    const LlmSettings& l = config.llm;
+    try {
+      if (!llm_client) llm_client = std::make_shared<policy::LlmClient>(llm_client_config(l));
+      policy::LlmPolicyConfig pc;
+      pc.weight = l.weight;
+      pc.samples = l.samples;
+      pc.inspirations = l.inspirations;
+      std::unique_ptr<policy::Policy> templates =
+          l.mix == "learned" ? learned_policy(run, init) : policy::make_random_policy();
+      return policy::make_llm_policy(pc, llm_client, std::move(templates));
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw InputError(Location{}, "", e.what());
     }
   }
 
@@ -208,7 +293,7 @@ struct Campaign::State {
         Island& isl = run.islands[static_cast<size_t>(i)];
         std::mt19937_64 rng = fork_rng(run.seed, run.task_index, g, i);
         const int n = static_cast<int>(std::min<int64_t>(config.population, remaining));
-        std::vector<policy::Proposal> props = draw(run, isl, n, g, rng);
+        std::vector<policy::Proposal> props = draw(b, run, isl, n, g, rng);
         for (policy::Proposal& p : props) {
           if (remaining <= 0) break;
           remaining -= add(b, run, i, g, p, isl, rng);
@@ -231,26 +316,55 @@ struct Campaign::State {
     c.evaluations = run.evaluations;
     c.budget = config.budget_evals;
     c.best_fitness = run.best;
+    c.target = evaluator->gpu_name();
     return c;
   }
 
-  std::vector<policy::Proposal> draw(Run& run, Island& isl, int n, int g, std::mt19937_64& rng) {
+  std::vector<policy::Proposal> draw(Batch& b, Run& run, Island& isl, int n, int g, std::mt19937_64& rng) {
     std::vector<policy::Proposal> out;
     if (isl.archive.empty() || isl.reseed) {
       for (int k = 0; k < n; ++k) out.push_back(seed_proposal(run, isl.reseed, rng));
       return out;
     }
     std::vector<policy::Request> requests;
-    for (int k = 0; k < n; ++k) requests.push_back(request(isl, rng));
-    return run.policy->propose(context(run, g), requests, rng);
+    for (int k = 0; k < n; ++k) requests.push_back(request(run, isl, rng));
+    return ask(b, run, g, requests, rng);
   }
 
-  policy::Request request(const Island& isl, std::mt19937_64& rng) const {
+  // The policy's proposals; the samples it made (an llm policy's) go into the batch.
+  std::vector<policy::Proposal> ask(Batch& b, Run& run, int g, const std::vector<policy::Request>& requests,
+                                    std::mt19937_64& rng) {
+    std::vector<policy::Proposal> props = run.policy->propose(context(run, g), requests, rng);
+    const int64_t base = static_cast<int64_t>(b.samples.size());
+    for (policy::LlmSample& s : run.policy->take_samples()) b.samples.push_back({run.id, std::move(s)});
+    for (policy::Proposal& p : props)
+      if (p.sample >= 0) p.sample += base;
+    return props;
+  }
+
+  policy::Request request(const Run& run, const Island& isl, std::mt19937_64& rng) const {
     policy::Request r;
     const Elite& p = select_parent(isl.archive, selection, config.tournament, rng);
     r.parent = p.parent;
     if (isl.archive.size() > 1) r.mate = select_parent(isl.archive, selection, config.tournament, rng, &p).parent;
+    if (run.policy->wants_sources()) {
+      with_source(run, r.parent);
+      if (r.mate) with_source(run, *r.mate);
+      for (const Elite* e : isl.archive.top(static_cast<size_t>(run.policy->inspirations()) + 1)) {
+        r.inspirations.push_back(e->parent);
+        with_source(run, r.inspirations.back());
+      }
+    }
     return r;
+  }
+
+  // A parent's candidate text and measurement report (committed before any proposal reads them).
+  void with_source(const Run& run, policy::Parent& p) const {
+    auto o = run.outcomes.find(p.variant);
+    if (o == run.outcomes.end()) return;
+    p.report = o->second.report;
+    auto src = stored_sources.find(o->second.hash);
+    if (src != stored_sources.end()) p.source = contents.sources[src->second].text;
   }
 
   policy::Proposal seed_proposal(const Run& run, bool reseed, std::mt19937_64& rng) const {
@@ -268,24 +382,33 @@ struct Campaign::State {
     std::string source, hash, render_error;
     for (int attempt = 0;; ++attempt) {
       render_error.clear();
-      try {
-        const mutate::DesignSpace* space = mutate::find_space(run.spaces, p.child.space);
-        source = space->render(p.child);
-      } catch (const std::exception& e) {
-        source.clear();
-        render_error = e.what();
+      const bool free_form = p.op == mutate::Operator::Edit;
+      if (free_form) {
+        source = p.source;  // a model's edit: kept as it is, even when it repeats a candidate (that is its reward)
+      } else {
+        try {
+          const mutate::DesignSpace* space = mutate::find_space(run.spaces, p.child.space);
+          source = space->render(p.child);
+        } catch (const std::exception& e) {
+          source.clear();
+          render_error = e.what();
+        }
       }
       hash = sha256_hex(source.empty() ? "render:" + p.child.to_string() : source);
-      if (!run.by_hash.count(hash) || attempt >= config.dedupe_retries) break;
+      if (!run.by_hash.count(hash) || attempt >= config.dedupe_retries || free_form) break;
       // A duplicate: ask again (from the same parent when there was one).
       if (isl.archive.empty() || p.parents.empty()) {
         p = seed_proposal(run, p.op == mutate::Operator::Reseed, rng);
       } else {
         policy::Request r;
         auto it = run.outcomes.find(p.parents.front());
-        r.parent = it != run.outcomes.end() ? it->second.stats : request(isl, rng).parent;
+        r.parent = it != run.outcomes.end() ? it->second.stats : request(run, isl, rng).parent;
         if (isl.archive.size() > 1) r.mate = select_parent(isl.archive, selection, config.tournament, rng).parent;
-        p = run.policy->propose(context(run, g), {r}, rng).front();
+        if (run.policy->wants_sources()) {
+          with_source(run, r.parent);
+          if (r.mate) with_source(run, *r.mate);
+        }
+        p = ask(b, run, g, {r}, rng).front();
       }
     }
     store::VariantRecord v;
@@ -303,6 +426,10 @@ struct Campaign::State {
     if (dup != run.by_hash.end()) {
       v.duplicate_of = dup->second;
       run.duplicates++;
+    }
+    if (p.sample >= 0) {
+      b.samples[static_cast<size_t>(p.sample)].variant = v.id;
+      b.samples[static_cast<size_t>(p.sample)].duplicate = v.duplicate_of >= 0;
     }
     b.variants.push_back(v);
     b.sources.push_back(v.duplicate_of >= 0 ? std::string() : source);
@@ -371,9 +498,10 @@ struct Campaign::State {
 
   // ---- insert and update ----------------------------------------------------------------------
 
-  void insert(const Batch& b, const std::vector<store::MeasurementRecord>& results) {
+  void insert(Batch& b, const std::vector<store::MeasurementRecord>& results) {
     std::map<int, std::vector<policy::Transition>> transitions;
     std::map<int64_t, int64_t> group_of_parent;
+    std::map<int64_t, double> reward_of;  // variant -> its reward
     for (size_t i = 0; i < b.requests.size(); ++i) {
       const store::VariantRecord& v = b.variants[b.variant_of_request[i]];
       const store::MeasurementRecord& m = results[i];
@@ -390,6 +518,8 @@ struct Campaign::State {
       o.stats.shared_bytes = m.shared_bytes;
       o.stats.spill_bytes = m.spill_bytes;
       o.stats.occupancy = m.occupancy;
+      o.hash = v.source_hash;
+      if (run.policy->wants_sources()) o.report = measurement_report(m, *run.task);
       run.outcomes[v.id] = o;
       const double run_best_before = run.best;
       if (o.valid) {
@@ -410,7 +540,28 @@ struct Campaign::State {
         t.valid = o.valid;
         t.reward = reward(config.reward, t.valid, t.parent.fitness, t.child_fitness, run_best_before);
         t.group = group_of_parent.emplace(t.parent.variant, static_cast<int64_t>(group_of_parent.size())).first->second;
+        reward_of[v.id] = m.status == "unmeasured" ? 0 : t.reward;  // a replay without the recording: no signal
         transitions[run.id].push_back(std::move(t));
+      }
+    }
+    // The model's completions earn what their children earned: a duplicate what the candidate it
+    // repeats earned against this parent, no child at all the reward of an invalid one.
+    for (BatchSample& s : b.samples) {
+      const Run& run = runs[static_cast<size_t>(s.run)];
+      auto r = reward_of.find(s.variant);
+      if (r != reward_of.end()) {
+        s.reward = r->second;
+      } else if (s.duplicate) {
+        const store::VariantRecord& v = *std::find_if(b.variants.begin(), b.variants.end(),
+                                                      [&](const store::VariantRecord& x) { return x.id == s.variant; });
+        auto o = run.outcomes.find(v.duplicate_of);
+        auto par = run.outcomes.find(s.sample.parent);
+        const bool known = o != run.outcomes.end() && par != run.outcomes.end();
+        s.reward = known ? reward(config.reward, o->second.valid, par->second.stats.fitness, o->second.stats.fitness,
+                                  std::max(run.best, o->second.stats.fitness + 1))  // a repeat is never a new best
+                         : 0;
+      } else {
+        s.reward = s.sample.status == "request_failed" ? 0 : reward(config.reward, false, 0, 0, 0);
       }
     }
     for (Run& run : runs) {
@@ -456,7 +607,28 @@ struct Campaign::State {
     for (size_t k = 0; k < b.variants.size(); ++k) {
       contents.variants.push_back(b.variants[k]);
       const std::string& hash = b.variants[k].source_hash;
-      if (!b.sources[k].empty() && stored_sources.insert(hash).second) contents.sources.push_back({hash, b.sources[k]});
+      if (!b.sources[k].empty() && stored_sources.emplace(hash, contents.sources.size()).second)
+        contents.sources.push_back({hash, b.sources[k]});
+    }
+    // Samples: ids continue the file's; a request's id is its first sample's.
+    std::map<std::pair<int, int64_t>, int64_t> request_id;
+    for (const BatchSample& bs : b.samples) {
+      store::LlmSampleRecord r;
+      r.id = static_cast<int64_t>(contents.llm_samples.size());
+      r.run = bs.run;
+      r.generation = b.generation;
+      r.request = request_id.emplace(std::make_pair(bs.run, bs.sample.request), r.id).first->second;
+      r.parent = bs.sample.parent;
+      r.variant = bs.variant;
+      r.prompt = bs.sample.prompt;
+      r.response = bs.sample.response;
+      r.status = bs.duplicate ? "duplicate" : bs.sample.status;
+      r.error = bs.sample.error;
+      r.model = bs.sample.model;
+      r.prompt_tokens = bs.sample.prompt_tokens;
+      r.completion_tokens = bs.sample.completion_tokens;
+      r.reward = bs.reward;
+      contents.llm_samples.push_back(std::move(r));
     }
     for (const auto& m : results) contents.measurements.push_back(m);
     // Archive snapshots: every tenth generation is kept, and always the latest.
@@ -488,6 +660,32 @@ struct Campaign::State {
     store::write_campaign(path, contents);
   }
 
+  // Resume: each llm run's recorded completions answer its prompts again; their tokens count
+  // against the budget.
+  void replay_llm_samples() {
+    std::map<int, std::vector<policy::LlmSample>> by_run;
+    int64_t prompt_tokens = 0, completion_tokens = 0;
+    for (const store::LlmSampleRecord& r : contents.llm_samples) {
+      policy::LlmSample s;
+      s.request = r.request;
+      s.parent = r.parent;
+      s.prompt = r.prompt;
+      s.response = r.response;
+      s.status = r.status == "duplicate" ? "ok" : r.status;
+      s.error = r.error;
+      s.model = r.model;
+      s.prompt_tokens = r.prompt_tokens;
+      s.completion_tokens = r.completion_tokens;
+      s.generation = r.generation;
+      by_run[r.run].push_back(std::move(s));
+      prompt_tokens += r.prompt_tokens;
+      completion_tokens += r.completion_tokens;
+    }
+    for (Run& run : runs)
+      if (by_run.count(run.id)) run.policy->replay_samples(by_run[run.id]);
+    if (llm_client) llm_client->add_usage(prompt_tokens, completion_tokens);
+  }
+
   // Re-deriving a generation from the file: the policies continue from the parameters they had
   // after it (their updates need not be bit-reproducible; the file's checkpoints are).
   void restore_policies(int g) {
@@ -516,10 +714,54 @@ struct Campaign::State {
     const int64_t left = p.budget - p.evaluations;
     if (done_now > 0) p.seconds_left = p.elapsed_seconds / static_cast<double>(done_now) * static_cast<double>(left);
     if (config.wall_seconds > 0) p.seconds_left = std::min(p.seconds_left, std::max(0.0, config.wall_seconds - p.elapsed_seconds));
+    if (llm_client) {
+      const policy::LlmStats st = llm_client->stats();
+      p.llm_requests = st.requests;
+      p.llm_failed = st.failed;
+      p.llm_rate_limited = st.rate_limited;
+      p.llm_timeouts = st.timeouts;
+      p.llm_tokens = st.prompt_tokens + st.completion_tokens;
+    }
+    for (const auto& s : contents.llm_samples)
+      if (s.status == "bad_reply" || s.status == "edit_failed" || s.status == "rejected") p.llm_bad_replies++;
     return p;
   }
 
+  // --between-generations: the user's command after a committed generation, then the adapter it
+  // produced loaded into the server. A failure stops the campaign (the generation is on disk).
+  void between_generations(int g) {
+    const LlmSettings& l = config.llm;
+    if (l.between_generations.empty()) return;
+    const std::string where = "--between-generations: after generation " + std::to_string(g) + ": ";
+    pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(where + "cannot start a process");
+    if (pid == 0) {
+      ::setenv("KEVO_CAMPAIGN", path.c_str(), 1);
+      ::setenv("KEVO_GENERATION", std::to_string(g).c_str(), 1);
+      ::setenv("KEVO_MODEL", llm_client ? llm_client->model().c_str() : "", 1);
+      ::execl("/bin/sh", "sh", "-c", l.between_generations.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw std::runtime_error(where + "'" + l.between_generations + "' " +
+                               (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                                                  : std::string("was killed")) +
+                               "; the campaign stops here (kevo resume continues it)");
+    if (l.adapter_path.empty() || !llm_client) return;
+    llm_client->unload_adapter(l.adapter_name);  // not loaded yet the first time
+    try {
+      llm_client->load_adapter(l.adapter_name, l.adapter_path);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(where + "loading adapter '" + l.adapter_name + "': " + e.what());
+    }
+    llm_client->set_model(l.adapter_name);
+  }
+
   void loop(const std::function<void(const Progress&)>& report) {
+    if (!config.llm.between_generations.empty()) return serial_loop(report);
     int g = 0;
     Batch cur = propose(g);
     if (!from_file(cur)) evaluator->prepare(cur.requests);
@@ -544,6 +786,21 @@ struct Campaign::State {
       cur = std::move(next);
     }
   }
+
+  // With a hook between generations, generation g+1 is proposed after generation g's hook (the
+  // model it asks may have changed), so nothing overlaps.
+  void serial_loop(const std::function<void(const Progress&)>& report) {
+    for (Batch cur = propose(0); !cur.empty(); cur = propose(cur.generation + 1)) {
+      const bool replaying = from_file(cur);
+      if (!replaying) evaluator->prepare(cur.requests);
+      std::vector<store::MeasurementRecord> results = measure(cur);
+      insert(cur, results);
+      if (replaying) restore_policies(cur.generation);
+      if (!replaying) commit(cur, results);
+      if (report) report(progress(cur.generation, replaying));
+      if (!replaying) between_generations(cur.generation);
+    }
+  }
 };
 
 // ---- configuration -----------------------------------------------------------------------------
@@ -565,8 +822,28 @@ void validate(const CampaignConfig& c) {
   if (!valid_reward(c.reward)) bad("--reward", "'" + c.reward + "': use bucketed or log_speedup");
   if (c.trials < 1 || c.trials > 1000) bad("--trials", "must be between 1 and 1000");
   if (!(c.max_seconds > 0)) bad("--max-seconds", "must be positive");
-  if (c.arm != "random" && c.arm != "learned" && c.arm != "learned-frozen")
-    bad("--policy", "unknown policy '" + c.arm + "' (have: random, learned, learned-frozen)");
+  if (c.arm != "random" && c.arm != "learned" && c.arm != "learned-frozen" && c.arm != "llm")
+    bad("--policy", "unknown policy '" + c.arm + "' (have: random, learned, learned-frozen, llm)");
+  if (c.arm == "llm") {
+    const LlmSettings& l = c.llm;
+    try {
+      policy::validate(llm_client_config(l));
+      policy::LlmPolicyConfig pc;
+      pc.weight = l.weight;
+      pc.samples = l.samples;
+      pc.inspirations = l.inspirations;
+      policy::validate(pc);
+    } catch (const std::runtime_error& e) {
+      const std::string m = e.what();
+      const size_t colon = m.find(": ");
+      if (m.rfind("--", 0) == 0 && colon != std::string::npos) bad(m.substr(0, colon), m.substr(colon + 2));
+      bad("--policy", m);
+    }
+    if (l.mix != "random" && l.mix != "learned") bad("--llm-mix", "'" + l.mix + "': use random or learned");
+    if (!l.adapter_path.empty() && l.adapter_name.empty()) bad("--adapter-name", "give the name the adapter is served as");
+    if (!l.adapter_path.empty() && l.between_generations.empty())
+      bad("--load-adapter", "an adapter is (re)loaded after --between-generations; give that command too");
+  }
   if (c.arm == "learned-frozen" && c.policy_init.empty())
     bad("--policy-init", "learned-frozen samples from a checkpoint: give the file a learned policy wrote");
 }
@@ -593,6 +870,23 @@ std::string config_to_json(const CampaignConfig& c) {
   j["trials"] = c.trials;
   j["max_seconds"] = c.max_seconds;
   j["torch_baseline"] = c.torch_baseline;
+  const LlmSettings& l = c.llm;  // the API key is not here: only the name of its variable
+  j["llm"] = {{"url", l.url},
+              {"model", l.model},
+              {"api_key_env", l.api_key_env},
+              {"temperature", l.temperature},
+              {"max_tokens", l.max_tokens},
+              {"samples", l.samples},
+              {"concurrency", l.concurrency},
+              {"timeout_seconds", l.timeout_seconds},
+              {"retries", l.retries},
+              {"token_budget", l.token_budget},
+              {"weight", l.weight},
+              {"mix", l.mix},
+              {"inspirations", l.inspirations},
+              {"between_generations", l.between_generations},
+              {"adapter_name", l.adapter_name},
+              {"adapter_path", l.adapter_path}};
   return j.dump();
 }
 
@@ -620,6 +914,26 @@ CampaignConfig config_from_json(const std::string& text) {
     c.trials = j.at("trials").get<int>();
     c.max_seconds = j.at("max_seconds").get<double>();
     c.torch_baseline = j.at("torch_baseline").get<std::string>();
+    if (j.contains("llm")) {  // absent in files of kevo before the llm policy
+      const json& l = j.at("llm");
+      LlmSettings& s = c.llm;
+      s.url = l.at("url").get<std::string>();
+      s.model = l.at("model").get<std::string>();
+      s.api_key_env = l.at("api_key_env").get<std::string>();
+      s.temperature = l.at("temperature").get<double>();
+      s.max_tokens = l.at("max_tokens").get<int>();
+      s.samples = l.at("samples").get<int>();
+      s.concurrency = l.at("concurrency").get<int>();
+      s.timeout_seconds = l.at("timeout_seconds").get<double>();
+      s.retries = l.at("retries").get<int>();
+      s.token_budget = l.at("token_budget").get<int64_t>();
+      s.weight = l.at("weight").get<double>();
+      s.mix = l.at("mix").get<std::string>();
+      s.inspirations = l.at("inspirations").get<int>();
+      s.between_generations = l.at("between_generations").get<std::string>();
+      s.adapter_name = l.at("adapter_name").get<std::string>();
+      s.adapter_path = l.at("adapter_path").get<std::string>();
+    }
   } catch (const json::exception& e) {
     throw InputError(Location{}, "runs/config", std::string("not a campaign configuration: ") + e.what());
   }
@@ -722,7 +1036,8 @@ std::unique_ptr<Campaign> Campaign::resume(const std::string& path, VariantEvalu
   }
   for (const auto& v : k.variants) s.recorded_variants[v.id] = &v;
   for (const auto& m : k.measurements) s.recorded[m.variant] = &m;
-  for (const auto& src : k.sources) s.stored_sources.insert(src.hash);
+  for (size_t i = 0; i < k.sources.size(); ++i) s.stored_sources.emplace(k.sources[i].hash, i);
+  s.replay_llm_samples();
   return c;
 }
 

@@ -15,8 +15,28 @@
 
 namespace kevo::search {
 
+// The llm arm: the endpoint, the sampling, the mix with template mutations and the hook between
+// generations. The API key is read from the environment variable named here and never stored.
+struct LlmSettings {
+  std::string url = "http://127.0.0.1:8000/v1";
+  std::string model;
+  std::string api_key_env = "OPENAI_API_KEY";
+  double temperature = 0.8;
+  int max_tokens = 4096;
+  int samples = 4;                     // completions per request (one parent's children; one RL group)
+  int concurrency = 8;
+  double timeout_seconds = 300;
+  int retries = 4;
+  int64_t token_budget = 0;            // prompt + completion tokens for the campaign; 0: none
+  double weight = 0.5;                 // share of template parents sent to the model; < 0: a bandit decides
+  std::string mix = "random";          // the template policy beside it: random or learned
+  int inspirations = 2;
+  std::string between_generations;     // a shell command run after each committed generation
+  std::string adapter_name, adapter_path;  // then: (re)load this LoRA adapter into vLLM and use it as the model
+};
+
 struct CampaignConfig {
-  std::string arm = "random";          // the policy: random, learned, learned-frozen
+  std::string arm = "random";          // the policy: random, learned, learned-frozen, llm
   std::string policy_init;             // learned arms: a policy checkpoint file to start from (learned-frozen needs one)
   uint64_t seed = 1;
   int population = 16;                 // offspring per island per generation (and seeds per island)
@@ -37,6 +57,7 @@ struct CampaignConfig {
   int trials = 2;                      // correctness trials per workload
   double max_seconds = 2;              // timing repetitions per workload, at most
   std::string torch_baseline;          // tools/torch_baseline.py report; empty: none
+  LlmSettings llm;                     // the llm arm's
 };
 
 // Checks the values; throws InputError ("--population: ...") naming the first bad one.
@@ -52,6 +73,9 @@ struct Progress {
   double gpu_busy_fraction = 0;    // this process: worker busy time / (elapsed x GPUs); 0 on replay
   double seconds_left = 0;         // estimated
   bool replaying_file = false;     // re-deriving generations already in the file (resume)
+  // The llm arm: requests, failures by kind, tokens (this process).
+  int64_t llm_requests = 0, llm_failed = 0, llm_rate_limited = 0, llm_timeouts = 0, llm_tokens = 0;
+  int64_t llm_bad_replies = 0;     // completions that gave no child (unreadable, not applicable, rejected)
 };
 
 class Campaign {

@@ -281,6 +281,22 @@ const std::vector<Column<CheckpointRecord>> kCheckpointColumns = {
     {"kind", &CheckpointRecord::kind},
     {"bytes", Pooled<CheckpointRecord>{&CheckpointRecord::bytes}}};
 
+const std::vector<Column<LlmSampleRecord>> kLlmSampleColumns = {
+    {"id", &LlmSampleRecord::id},
+    {"run", &LlmSampleRecord::run},
+    {"generation", &LlmSampleRecord::generation},
+    {"request", &LlmSampleRecord::request},
+    {"parent", &LlmSampleRecord::parent},
+    {"variant", &LlmSampleRecord::variant},
+    {"prompt", Pooled<LlmSampleRecord>{&LlmSampleRecord::prompt}},
+    {"response", Pooled<LlmSampleRecord>{&LlmSampleRecord::response}},
+    {"status", &LlmSampleRecord::status},
+    {"error", Pooled<LlmSampleRecord>{&LlmSampleRecord::error}},
+    {"model", &LlmSampleRecord::model},
+    {"prompt_tokens", &LlmSampleRecord::prompt_tokens},
+    {"completion_tokens", &LlmSampleRecord::completion_tokens},
+    {"reward", &LlmSampleRecord::reward}};
+
 const char* const kRootAttributes[] = {"campaign_id", "kevo_version", "kevo_commit",
                                        "created",     "templates_hash", "command"};
 std::string CampaignContents::*const kRootMembers[] = {
@@ -406,6 +422,14 @@ std::string inconsistency(const CampaignContents& c) {
     if (!runs.count(k.run))
       return "checkpoint of generation " + std::to_string(k.generation) + " is of unknown run " +
              std::to_string(k.run);
+  std::unordered_set<int64_t> samples;
+  for (const auto& x : c.llm_samples) {
+    const std::string which = "llm sample " + std::to_string(x.id);
+    if (!samples.insert(x.id).second) return which + " appears twice";
+    if (!runs.count(x.run)) return which + " belongs to unknown run " + std::to_string(x.run);
+    if (x.variant != -1 && !variants.count(x.variant)) return which + " names unknown variant " + std::to_string(x.variant);
+    if (x.parent != -1 && !variants.count(x.parent)) return which + " names unknown parent " + std::to_string(x.parent);
+  }
   return "";
 }
 
@@ -715,6 +739,7 @@ void write_file(const std::string& file_path, const CampaignContents& c, const W
   write_attribute(sources.get(), "omitted", H5T_STD_I32LE, H5T_NATIVE_INT32, &omitted);
   sources.close();
   write_table(w, "checkpoints", c.checkpoints, kCheckpointColumns);
+  write_table(w, "llm_samples", c.llm_samples, kLlmSampleColumns);
   ok(file.close(), "cannot close " + file_path);
 }
 
@@ -1013,6 +1038,9 @@ CampaignContents read_file(const std::string& path) {
   c.generations = read_table(file.get(), "generations", kGenerationColumns);
   c.sources = read_table(file.get(), "sources", kSourceColumns);
   c.checkpoints = read_table(file.get(), "checkpoints", kCheckpointColumns);
+  // Files of kevo before the llm policy have no /llm_samples.
+  if (ok(H5Lexists(file.get(), "llm_samples", H5P_DEFAULT), "cannot look for /llm_samples"))
+    c.llm_samples = read_table(file.get(), "llm_samples", kLlmSampleColumns);
   ok(file.close(), "cannot close the file");
 
   for (size_t r = 0; r < workloads.size(); ++r) {

@@ -102,6 +102,24 @@ struct CheckpointRecord {
   std::string bytes;              // binary
 };
 
+// One completion of a language-model policy, with the reward its child earned: the trajectories
+// RL trainers for LLMs read (kevo export --samples writes them as JSONL).
+struct LlmSampleRecord {
+  int64_t id = 0;
+  int32_t run = 0;
+  int32_t generation = 0;
+  int64_t request = 0;            // the id of the request's first sample: completions of one prompt share it (the group)
+  int64_t parent = -1;            // the variant whose source the prompt showed
+  int64_t variant = -1;           // the child it became; -1 when none did
+  std::string prompt;             // JSON array of chat messages {role, content}
+  std::string response;           // the completion; empty when the request failed
+  std::string status;             // "ok", "duplicate", "request_failed", "bad_reply", "edit_failed", "rejected"
+  std::string error;              // one line; empty when ok
+  std::string model;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  double reward = 0;              // the run's reward (its config names it); invalid: the lowest
+};
+
 // Everything a campaign file holds. The search keeps one of these in memory and the store
 // writes it whole on every commit.
 struct CampaignContents {
@@ -117,6 +135,7 @@ struct CampaignContents {
   std::vector<GenerationRecord> generations;
   std::vector<SourceRecord> sources;
   std::vector<CheckpointRecord> checkpoints;
+  std::vector<LlmSampleRecord> llm_samples;  // absent (empty) in files of kevo before the llm policy
 };
 
 }  // namespace kevo::store

@@ -6,15 +6,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
+#include <memory>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -24,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/llm_client.h"
+#include "tests/support/llm_stub.h"
 
 namespace kevo::policy {
 namespace {
@@ -32,7 +30,6 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 const char* kPython = "/usr/bin/python3";
-const std::string kStub = std::string(KEVO_SOURCE_ROOT) + "/tests/tools/llm_stub.py";
 const char* kKeyVar = "KEVO_LLM_CLIENT_TEST_KEY";
 
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -64,67 +61,20 @@ class LlmClientTest : public ::testing::Test {
   void SetUp() override {
     ::unsetenv(kKeyVar);
     if (::access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is missing; the stub server needs it";
-    char dir[] = "/tmp/kevo_llm_client_XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
   }
-
-  void TearDown() override {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      // A stub with a delayed answer in progress still ends within its poll interval; be sure anyway.
-      for (int i = 0; i < 100 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (::waitpid(pid_, &status, WNOHANG) == 0) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-      }
-    }
-    ::unsetenv(kKeyVar);
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { ::unsetenv(kKeyVar); }
 
   // Starts the stub with this script; returns its base URL ("http://127.0.0.1:PORT/v1").
   std::string start(const json& script) {
-    const std::string script_path = dir_ + "/script.json", log_path = dir_ + "/log.jsonl";
-    std::ofstream(script_path) << script.dump();
-    int out[2];
-    if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
-    std::vector<std::string> args = {kPython, kStub, "--script", script_path, "--log", log_path};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      ::close(out[0]);
-      ::close(out[1]);
-      ::execv(kPython, argv.data());
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    std::string line;
-    const auto started = Clock::now();
-    while (line.find('\n') == std::string::npos && since(started) < 10) {
-      pollfd p{out[0], POLLIN, 0};
-      if (::poll(&p, 1, 200) <= 0) continue;
-      char buf[64];
-      ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n <= 0) break;
-      line.append(buf, n);
-    }
-    ::close(out[0]);
-    if (line.rfind("PORT ", 0) != 0) throw std::runtime_error("the stub did not print its port: '" + line + "'");
-    port_ = std::stoi(line.substr(5));
-    return "http://127.0.0.1:" + std::to_string(port_) + "/v1";
+    stub_ = std::make_unique<testing::LlmStub>(script.dump());
+    if (!stub_->ok()) throw std::runtime_error(stub_->why());
+    port_ = std::stoi(stub_->url().substr(std::string("http://127.0.0.1:").size()));
+    return stub_->url();
   }
 
   std::vector<json> log() const {
     std::vector<json> lines;
-    std::ifstream in(dir_ + "/log.jsonl");
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty()) lines.push_back(json::parse(line));
+    for (const std::string& l : stub_->log()) lines.push_back(json::parse(l));
     return lines;
   }
 
@@ -140,8 +90,7 @@ class LlmClientTest : public ::testing::Test {
     return c;
   }
 
-  std::string dir_;
-  pid_t pid_ = -1;
+  std::unique_ptr<testing::LlmStub> stub_;
   int port_ = 0;
 };
 

@@ -75,6 +75,10 @@ std::string describe(const CampaignContents& c) {
       << " " << g.gpus << "\n";
   for (const auto& s : c.sources) o << "source " << q(s.hash) << q(s.text) << "\n";
   for (const auto& k : c.checkpoints) o << "checkpoint " << k.run << " " << k.generation << q(k.kind) << q(k.bytes) << "\n";
+  for (const auto& s : c.llm_samples)
+    o << "llm_sample " << s.id << " " << s.run << " " << s.generation << " " << s.request << " " << s.parent << " "
+      << s.variant << q(s.prompt) << q(s.response) << q(s.status) << q(s.error) << q(s.model) << " " << s.prompt_tokens
+      << " " << s.completion_tokens << bits(s.reward) << "\n";
   return o.str();
 }
 

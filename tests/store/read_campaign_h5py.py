@@ -9,6 +9,7 @@ hold nothing it does not list. SAMPLE is the campaign of tests/store/sample_camp
 values are checked; EMPTY has no rows. Exits 77 (ctest SKIP) when h5py is missing.
 """
 import hashlib
+import json
 import math
 import re
 import sys
@@ -140,6 +141,14 @@ def check_sample(f):
     check(blobs == [bytes(range(256)), b"", bytes(100000)], "sample: /checkpoints/bytes")
     check(text(f["checkpoints/kind"]) == ["policy", "policy", ""], "sample: /checkpoints/kind")
 
+    prompts = [t.tobytes().decode("utf-8") for t in pooled(f["llm_samples"], "prompt")]
+    responses = [t.tobytes().decode("utf-8") for t in pooled(f["llm_samples"], "response")]
+    check(json.loads(prompts[0])[1]["content"] == "caf\u00e9 \n", "sample: /llm_samples/prompt is not the chat JSON")
+    check(responses[1] == "no code" and responses[2] == "", "sample: /llm_samples/response")
+    check(text(f["llm_samples/status"]) == ["ok", "bad_reply", "request_failed"], "sample: /llm_samples/status")
+    check(list(f["llm_samples/reward"][:]) == [2.0, -1.0, 0.0], "sample: /llm_samples/reward")
+    check(list(f["llm_samples/variant"][:])[1:] == [-1, -1], "sample: /llm_samples/variant")
+
 
 def main():
     if len(sys.argv) != 4:
@@ -155,7 +164,7 @@ def main():
     with h5py.File(empty, "r") as f:
         tables = check_layout(f, "empty", datasets, attributes)
         check(all(n == 0 for cols in tables.values() for n in cols.values()), "empty: a table has rows")
-        check(len(tables) == 9, f"empty: {len(tables)} tables")
+        check(len(tables) == 10, f"empty: {len(tables)} tables")
     for what in failures:
         print("FAIL", what)
     print(f"{len(datasets)} datasets, {len(attributes)} root attributes checked: "

@@ -102,6 +102,13 @@ inline CampaignContents sample_campaign(int variants = 40) {
   std::string all_bytes;
   for (int b = 0; b < 256; ++b) all_bytes.push_back(static_cast<char>(b));
   c.checkpoints = {{1, 0, "policy", all_bytes}, {1, 1, "policy", ""}, {-5, 2, "", std::string(100000, '\0')}};
+
+  const std::string prompt = "[{\"role\":\"system\",\"content\":\"be fast\"},{\"role\":\"user\",\"content\":\"caf\xC3\xA9 \\n\"}]";
+  c.llm_samples.push_back({0, run_ids[0], 1, 0, sample_variant_id(0), sample_variant_id(1), prompt,
+                           "<<<<<<< SEARCH\r\na\n=======\nb\n>>>>>>> REPLACE\n", "ok", "", "coder", 1234, 56, 2.0});
+  c.llm_samples.push_back({1, run_ids[0], 1, 0, sample_variant_id(0), -1, prompt, "no code", "bad_reply",
+                           "reply line 1: no SEARCH/REPLACE block", "coder", 0, 3, -1.0});
+  c.llm_samples.push_back({2, run_ids[1], 2, 2, -1, -1, "", "", "request_failed", "timeout: after 300 s", "", 0, 0, 0.0});
   return c;
 }
 

@@ -1,0 +1,413 @@
+// The llm policy. Per request it decides (by weight, or a bandit) between the language model and
+// the template policy; the model's requests are grouped by parent, one chat request per parent
+// asking for up to `samples` completions, all of a generation's requests sent at once (the client
+// bounds the concurrency). Each completion becomes a free-form child or, when it cannot, a
+// recorded failure; the slot then falls back to a template mutation, so a generation never shrinks.
+#include "policy/llm_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/candidate.h"
+#include "core/error.h"
+#include "core/sha256.h"
+#include "mutate/edit.h"
+
+namespace kevo::policy {
+
+namespace {
+
+using nlohmann::json;
+
+const char* kSystemPrompt =
+    "You are an expert CUDA performance engineer. You improve one candidate kernel for kevo, a search "
+    "engine that compiles every candidate with NVRTC, checks it against a PyTorch reference on fresh "
+    "inputs and times it on the GPU. The faster a correct candidate runs, the higher it scores; a wrong, "
+    "failing or slower one scores nothing.";
+
+const char* kRules =
+    "## Rules\n"
+    "- A candidate is CUDA device code plus exactly one `/* kevo-plan {...} */` comment: the launch plan "
+    "(kernels by name expression, grid, block, dynamic shared memory, arguments as buffers or integer "
+    "expressions over the task's axes and `num_sms`). Kernels are `extern \"C\" __global__` or named "
+    "template instantiations, exactly as the plan names them.\n"
+    "- Device code only: no `#include` (the candidate is compiled on its own), no host code runs. Keep "
+    "every kernel's parameters in step with the plan's `args`.\n"
+    "- The result must match the reference within the tolerance on every workload, including the small "
+    "one, and must not read or write out of bounds.\n"
+    "- Reply with one or more SEARCH/REPLACE blocks that edit the current candidate, each copying the "
+    "lines to replace exactly:\n"
+    "<<<<<<< SEARCH\n(lines of the current candidate)\n=======\n(their replacement)\n>>>>>>> REPLACE\n"
+    "  or with the whole new candidate in one ```cuda block. To change the launch plan, edit the "
+    "kevo-plan comment in place (or give the new plan in one ```json block). Say briefly what you "
+    "changed and why before the code.\n";
+
+std::string shape_text(const TensorDecl& t) {
+  std::string s = "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) s += ", ";
+    s += t.shape[i].expr.empty() ? std::to_string(t.shape[i].size) : t.shape[i].expr;
+  }
+  return s + "] " + dtype_name(t.dtype);
+}
+
+std::string task_text(const Task& task, const std::string& target) {
+  std::ostringstream o;
+  o << "## Task: " << task.name << "\n";
+  if (!task.description.empty()) o << task.description << "\n";
+  o << "\nReference (PyTorch):\n```python\n" << task.reference << (task.reference.empty() || task.reference.back() == '\n' ? "" : "\n")
+    << "```\n";
+  for (const auto& t : task.inputs) o << "- input `" << t.name << "`: " << shape_text(t) << "\n";
+  for (const auto& t : task.outputs) o << "- output `" << t.name << "`: " << shape_text(t) << "\n";
+  o << "- workloads:";
+  for (const Workload& w : task.workloads) {
+    o << " {";
+    bool first = true;
+    for (const auto& [axis, v] : w.axes) {
+      o << (first ? "" : ", ") << axis << "=" << v;
+      first = false;
+    }
+    o << "}";
+  }
+  o << "\n- tolerance: atol " << task.tolerance.atol << ", rtol " << task.tolerance.rtol << "\n";
+  if (!task.notes.empty()) o << "- notes: " << task.notes << "\n";
+  o << "- target GPU: " << (target.empty() ? std::string("NVIDIA Hopper or Blackwell (sm_90a / sm_100a)") : target)
+    << "\n";
+  return o.str();
+}
+
+std::string fitness_text(double f) {
+  std::ostringstream o;
+  o.precision(3);
+  o << f << "x";
+  return o.str();
+}
+
+std::string fenced(const std::string& source) {
+  return "```cuda\n" + source + (source.empty() || source.back() == '\n' ? "" : "\n") + "```\n";
+}
+
+// The chat messages for one parent, as a JSON array (the prompt recorded with every sample).
+json prompt_for(const Context& ctx, const Request& r, const LlmPolicyConfig& c) {
+  std::ostringstream u;
+  u << task_text(*ctx.task, ctx.target) << "\n";
+  u << "## Current candidate (" << fitness_text(r.parent.fitness)
+    << " geometric-mean speedup over PyTorch eager; the best of the search so far: " << fitness_text(ctx.best_fitness)
+    << ")\n"
+    << fenced(r.parent.source);
+  if (!r.parent.report.empty()) u << "\n## Its measurement\n" << r.parent.report << "\n";
+  int shown = 0;
+  for (const Parent& e : r.inspirations) {
+    if (shown >= c.inspirations || e.variant == r.parent.variant || e.source.empty()) continue;
+    if (shown++ == 0) u << "\n## Other candidates of the search, for ideas (do not edit these)\n";
+    std::string src = e.source;
+    if (static_cast<int>(src.size()) > c.max_prompt_source)
+      src = src.substr(0, static_cast<size_t>(c.max_prompt_source)) + "\n// ... (cut)\n";
+    u << "\n### " << fitness_text(e.fitness) << "\n" << fenced(src);
+  }
+  u << "\n" << kRules;
+  return json::array({json{{"role", "system"}, {"content", kSystemPrompt}}, json{{"role", "user"}, {"content", u.str()}}});
+}
+
+// The kevo-plan comment of a source: [begin, end) of the whole comment, or npos.
+std::pair<size_t, size_t> plan_comment(const std::string& s) {
+  size_t b = s.find("/* kevo-plan");
+  if (b == std::string::npos) return {std::string::npos, std::string::npos};
+  size_t e = s.find("*/", b);
+  return {b, e == std::string::npos ? std::string::npos : e + 2};
+}
+
+// Nothing but device code may reach NVRTC: an #include could read the node's files into a compile
+// log, and that log goes back into the next prompt.
+void check_device_only(const std::string& source) {
+  std::istringstream in(source);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    size_t i = line.find_first_not_of(" \t");
+    if (i == std::string::npos) continue;
+    std::string t = line.substr(i);
+    if (t[0] == '#') {
+      size_t k = t.find_first_not_of(" \t", 1);
+      std::string directive = k == std::string::npos ? "" : t.substr(k);
+      for (const char* bad : {"include", "embed", "line"})
+        if (directive.rfind(bad, 0) == 0)
+          throw std::runtime_error("candidate line " + std::to_string(n) + ": #" + bad +
+                                   " is not allowed (device code only; the candidate is compiled on its own)");
+    }
+    if (t.find("__has_include") != std::string::npos)
+      throw std::runtime_error("candidate line " + std::to_string(n) + ": __has_include is not allowed");
+  }
+}
+
+// Beta(a, b) from two gamma draws.
+double beta_draw(double a, double b, std::mt19937_64& rng) {
+  double x = std::gamma_distribution<double>(a, 1.0)(rng);
+  double y = std::gamma_distribution<double>(b, 1.0)(rng);
+  return x + y > 0 ? x / (x + y) : 0.5;
+}
+
+class LlmPolicy : public Policy {
+ public:
+  LlmPolicy(const LlmPolicyConfig& c, std::shared_ptr<LlmClient> client, std::unique_ptr<Policy> templates)
+      : c_(c), client_(std::move(client)), templates_(std::move(templates)) {}
+
+  std::string name() const override { return "llm"; }
+  bool wants_sources() const override { return true; }
+  int inspirations() const override { return c_.inspirations; }
+
+  std::vector<Proposal> propose(const Context& ctx, const std::vector<Request>& requests,
+                                std::mt19937_64& rng) override {
+    std::vector<std::optional<Proposal>> out(requests.size());
+    // 1. Who serves each request. One draw per request whatever the outcome, so the stream of
+    // random numbers does not depend on the budget or the server.
+    std::vector<size_t> to_model, to_templates;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const bool free_form = requests[i].parent.genome.space.empty();
+      const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+      bool model = free_form || !templates_;
+      if (!model) model = c_.weight >= 0 ? u < c_.weight : thompson(rng);
+      (model ? to_model : to_templates).push_back(i);
+    }
+    // 2. The model's share: one chat request per parent and `samples` completions.
+    std::vector<size_t> fallback;
+    ask_model(ctx, requests, to_model, out, fallback, rng);
+    // 3. The template policy's share, and the slots the model left empty.
+    to_templates.insert(to_templates.end(), fallback.begin(), fallback.end());
+    std::sort(to_templates.begin(), to_templates.end());
+    std::vector<Request> tr;
+    std::vector<size_t> tr_of;
+    for (size_t i : to_templates) {
+      const Request& r = requests[i];
+      if (r.parent.genome.space.empty() || !templates_) {
+        out[i] = reseed_any(ctx, r, rng);
+        continue;
+      }
+      Request t = r;
+      if (t.mate && t.mate->genome.space.empty()) t.mate.reset();  // a free-form mate has no genome to cross
+      t.inspirations.clear();
+      tr.push_back(std::move(t));
+      tr_of.push_back(i);
+    }
+    if (!tr.empty()) {
+      std::vector<Proposal> got = templates_->propose(ctx, tr, rng);
+      for (size_t k = 0; k < got.size(); ++k) out[tr_of[k]] = std::move(got[k]);
+    }
+    std::vector<Proposal> result;
+    for (auto& p : out) result.push_back(std::move(*p));
+    return result;
+  }
+
+  void update(const Context& ctx, const std::vector<Transition>& transitions) override {
+    std::vector<Transition> mine;
+    for (const Transition& t : transitions) {
+      const bool model = t.proposal.op == mutate::Operator::Edit;
+      (model ? model_arm_ : template_arm_).add(t.reward > 0);
+      if (!model) mine.push_back(t);
+    }
+    if (templates_ && !mine.empty()) templates_->update(ctx, mine);
+  }
+
+  std::string checkpoint() const override { return templates_ ? templates_->checkpoint() : std::string(); }
+  void restore(const std::string& bytes) override {
+    if (templates_) templates_->restore(bytes);
+  }
+
+  std::vector<LlmSample> take_samples() override {
+    std::vector<LlmSample> s;
+    s.swap(pending_);
+    return s;
+  }
+
+  void replay_samples(const std::vector<LlmSample>& recorded) override {
+    // Grouped by request, in order; keyed by (generation, prompt).
+    std::map<int64_t, std::vector<LlmSample>> groups;
+    for (const LlmSample& s : recorded) groups[s.request].push_back(s);
+    for (auto& [id, g] : groups) replay_[key(g.front().generation, g.front().prompt)].push_back(std::move(g));
+  }
+
+ private:
+  struct Arm {
+    double wins = 0, losses = 0;
+    void add(bool win) { (win ? wins : losses) += 1; }
+  };
+
+  static std::string key(int generation, const std::string& prompt) {
+    return std::to_string(generation) + ":" + sha256_hex(prompt);
+  }
+
+  bool thompson(std::mt19937_64& rng) const {
+    const double m = beta_draw(1 + model_arm_.wins, 1 + model_arm_.losses, rng);
+    const double t = beta_draw(1 + template_arm_.wins, 1 + template_arm_.losses, rng);
+    return m >= t;
+  }
+
+  Proposal reseed_any(const Context& ctx, const Request& r, std::mt19937_64& rng) const {
+    const auto& spaces = *ctx.spaces;
+    const mutate::DesignSpace* space = mutate::find_space(spaces, r.parent.genome.space);
+    if (!space) space = spaces[std::uniform_int_distribution<size_t>(0, spaces.size() - 1)(rng)].get();
+    return reseed_proposal(*space, r.parent, rng);
+  }
+
+  void ask_model(const Context& ctx, const std::vector<Request>& requests, const std::vector<size_t>& to_model,
+                 std::vector<std::optional<Proposal>>& out, std::vector<size_t>& fallback, std::mt19937_64& rng) {
+    // Requests by parent, in order of first appearance; chunks of `samples`.
+    std::vector<std::pair<int64_t, std::vector<size_t>>> by_parent;
+    for (size_t i : to_model) {
+      auto it = std::find_if(by_parent.begin(), by_parent.end(),
+                             [&](const auto& e) { return e.first == requests[i].parent.variant; });
+      if (it == by_parent.end()) by_parent.push_back({requests[i].parent.variant, {i}});
+      else it->second.push_back(i);
+    }
+    const size_t n = static_cast<size_t>(c_.samples);
+    struct Ask {
+      std::vector<size_t> slots;
+      std::string prompt;
+      std::vector<LlmSample> recorded;  // when replaying
+    };
+    std::vector<Ask> asks;
+    for (const auto& [parent, slots] : by_parent) {
+      const std::string prompt = prompt_for(ctx, requests[slots.front()], c_).dump();
+      for (size_t k = 0; k < slots.size(); k += n) {
+        Ask a;
+        a.slots.assign(slots.begin() + static_cast<long>(k), slots.begin() + static_cast<long>(std::min(slots.size(), k + n)));
+        a.prompt = prompt;
+        auto rec = replay_.find(key(ctx.generation, prompt));
+        if (rec != replay_.end() && !rec->second.empty()) {
+          a.recorded = std::move(rec->second.front());
+          rec->second.pop_front();
+        }
+        asks.push_back(std::move(a));
+      }
+    }
+    std::vector<ChatRequest> live;
+    std::vector<size_t> live_of;
+    for (size_t k = 0; k < asks.size(); ++k) {
+      if (!asks[k].recorded.empty()) continue;
+      ChatRequest cr;
+      for (const json& m : json::parse(asks[k].prompt)) cr.messages.push_back({m.at("role"), m.at("content")});
+      cr.samples = static_cast<int>(asks[k].slots.size());
+      live.push_back(std::move(cr));
+      live_of.push_back(k);
+    }
+    std::vector<ChatResult> results = live.empty() ? std::vector<ChatResult>() : client_->chat(live);
+    std::vector<std::optional<ChatResult>> result_of(asks.size());
+    for (size_t j = 0; j < results.size(); ++j) result_of[live_of[j]] = std::move(results[j]);
+    const std::string model = client_->model();
+
+    for (size_t k = 0; k < asks.size(); ++k) {
+      Ask& a = asks[k];
+      const Request& r = requests[a.slots.front()];
+      const int64_t request_id = next_request_++;
+      std::vector<LlmSample> samples;
+      if (!a.recorded.empty()) {
+        samples = a.recorded;  // statuses re-derive below; the recorded text is what matters
+      } else {
+        const ChatResult& res = *result_of[k];
+        if (!res.ok) {
+          LlmSample s;
+          s.status = "request_failed";
+          s.error = res.kind + ": " + res.error;
+          samples.push_back(s);
+        }
+        for (size_t c = 0; res.ok && c < res.completions.size(); ++c) {
+          LlmSample s;
+          s.response = res.completions[c];
+          // usage covers the request: the prompt's tokens go to its first sample
+          s.prompt_tokens = c == 0 ? res.prompt_tokens : 0;
+          s.completion_tokens = res.completions.size() ? res.completion_tokens / static_cast<int64_t>(res.completions.size()) : 0;
+          samples.push_back(s);
+        }
+      }
+      size_t slot = 0;
+      for (LlmSample& s : samples) {
+        s.request = request_id;
+        s.parent = r.parent.variant;
+        s.prompt = a.prompt;
+        s.generation = ctx.generation;
+        if (s.model.empty()) s.model = model;
+        if (s.status == "request_failed" && s.response.empty()) {
+          pending_.push_back(s);
+          continue;
+        }
+        Proposal p;
+        try {
+          p.source = child_source(r.parent.source, s.response);
+          parse_candidate(p.source, "child.cu", *ctx.task);  // a plan that cannot launch costs no evaluation
+          s.status = "ok";
+          s.error.clear();
+        } catch (const mutate::EditError& e) {
+          s.status = std::string(e.what()).rfind("block ", 0) == 0 ? "edit_failed" : "bad_reply";
+          s.error = e.what();
+        } catch (const std::exception& e) {
+          s.status = "rejected";
+          s.error = e.what();
+        }
+        pending_.push_back(s);
+        if (s.status != "ok" || slot >= a.slots.size()) continue;
+        p.op = mutate::Operator::Edit;
+        p.child.space.clear();
+        p.parents = {r.parent.variant};
+        p.action = "edit by " + s.model;
+        p.sample = static_cast<int64_t>(pending_.size()) - 1;
+        out[a.slots[slot++]] = std::move(p);
+      }
+      for (; slot < a.slots.size(); ++slot) fallback.push_back(a.slots[slot]);
+    }
+    (void)rng;
+  }
+
+  LlmPolicyConfig c_;
+  std::shared_ptr<LlmClient> client_;
+  std::unique_ptr<Policy> templates_;
+  std::vector<LlmSample> pending_;
+  std::map<std::string, std::deque<std::vector<LlmSample>>> replay_;
+  int64_t next_request_ = 0;
+  Arm model_arm_, template_arm_;
+};
+
+}  // namespace
+
+void validate(const LlmPolicyConfig& c) {
+  if (c.weight > 1 || std::isnan(c.weight)) throw std::runtime_error("--llm-weight: must be between 0 and 1, or 'auto'");
+  if (c.samples < 1 || c.samples > 64) throw std::runtime_error("--llm-samples: must be between 1 and 64");
+  if (c.inspirations < 0 || c.inspirations > 16) throw std::runtime_error("--llm-inspirations: must be between 0 and 16");
+  if (c.max_prompt_source < 256) throw std::runtime_error("--llm-max-prompt-source: must be at least 256");
+}
+
+std::string child_source(const std::string& parent_source, const std::string& reply) {
+  mutate::ParsedReply parsed = mutate::parse_reply(reply);
+  std::string child;
+  if (!parsed.blocks.empty()) child = mutate::apply_edits(parent_source, parsed.blocks);
+  else child = parsed.rewrite;
+  if (!parsed.plan.empty()) {
+    std::string plan = parsed.plan;
+    // A plan block may come with or without its comment markers.
+    if (plan.find("kevo-plan") == std::string::npos) plan = "/* kevo-plan\n" + plan + (plan.back() == '\n' ? "" : "\n") + "*/";
+    auto [b, e] = plan_comment(child);
+    if (b != std::string::npos && e != std::string::npos) child.replace(b, e - b, plan);
+    else child = plan + "\n" + child;
+  } else if (plan_comment(child).first == std::string::npos) {
+    // A rewrite without a plan keeps the parent's.
+    auto [b, e] = plan_comment(parent_source);
+    if (b != std::string::npos && e != std::string::npos) child = parent_source.substr(b, e - b) + "\n" + child;
+  }
+  check_device_only(child);
+  return child;
+}
+
+std::unique_ptr<Policy> make_llm_policy(const LlmPolicyConfig& config, std::shared_ptr<LlmClient> client,
+                                        std::unique_ptr<Policy> templates) {
+  validate(config);
+  if (!client) throw std::runtime_error("llm policy: no client");
+  if (!templates && config.weight != 1) throw std::runtime_error("--llm-weight: below 1 needs a template policy (--llm-mix)");
+  return std::make_unique<LlmPolicy>(config, std::move(client), std::move(templates));
+}
+
+}  // namespace kevo::policy

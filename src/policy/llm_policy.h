@@ -1,0 +1,37 @@
+// The llm policy: a language model behind an OpenAI-compatible endpoint rewrites kernels at the
+// source level (SEARCH/REPLACE blocks or a whole new candidate), mixed with template mutations.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "policy/llm_client.h"
+#include "policy/policy.h"
+
+namespace kevo::policy {
+
+struct LlmPolicyConfig {
+  // Share of requests whose (template) parent goes to the model; the others go to the template
+  // policy. Free-form parents always go to the model. A negative weight lets a bandit choose
+  // (Thompson sampling on "the child beat its parent" per operator).
+  double weight = 0.5;
+  int samples = 4;            // completions per chat request (the API's n): children of one parent, one RL group
+  int inspirations = 2;       // elites of the island shown in the prompt besides the parent
+  int max_prompt_source = 32768;  // characters of an inspiration's source shown (the parent's is always whole)
+};
+
+// Checks the values; throws std::runtime_error whose message starts with the flag.
+void validate(const LlmPolicyConfig& config);
+
+// `client` is shared by every run of a campaign (one concurrency limit and one token budget);
+// `templates` (random or learned) serves the other share of requests and may be null only when
+// weight is 1.
+std::unique_ptr<Policy> make_llm_policy(const LlmPolicyConfig& config, std::shared_ptr<LlmClient> client,
+                                        std::unique_ptr<Policy> templates);
+
+// The candidate a reply makes of a parent's source: blocks applied (or the rewrite taken), a json
+// plan put in the kevo-plan comment. Throws mutate::EditError (one line) when the reply cannot be
+// read or applied, std::runtime_error when the child would not be device code only.
+std::string child_source(const std::string& parent_source, const std::string& reply);
+
+}  // namespace kevo::policy
