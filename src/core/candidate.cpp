@@ -458,13 +458,16 @@ class PlanReader {
     m.epilogue = epilogue(v, p, true);
     if (v.contains("algo")) {  // whether the list is that long is known only on the GPU (a launch error there)
       const json& a = v["algo"];
-      const bool ok = a.is_number_integer() && (a.is_number_unsigned() ? a.get<uint64_t>() <= INT32_MAX
-                                                                       : a.get<int64_t>() >= 0 && a.get<int64_t>() <= INT32_MAX);
-      if (!ok)
+      const bool index = a.is_number_integer() && (a.is_number_unsigned() ? a.get<uint64_t>() <= INT32_MAX
+                                                                          : a.get<int64_t>() >= 0 && a.get<int64_t>() <= INT32_MAX);
+      if (a.is_string() && a.get<std::string>() == "auto")
+        m.algo = kAutotunedAlgo;
+      else if (index)
+        m.algo = a.get<int64_t>();
+      else
         doc_.fail(p.key("algo"),
-                  "must be a non-negative integer, an index into cuBLASLt's heuristic list (0: its first choice); got " +
-                      a.dump());
-      m.algo = a.get<int64_t>();
+                  "must be a non-negative integer, an index into cuBLASLt's heuristic list (0: its first choice), or "
+                  "\"auto\" (the fastest of its first 8, timed at first use); got " + a.dump());
     }
     bool adds_bias =
         m.epilogue == Epilogue::Bias || m.epilogue == Epilogue::BiasRelu || m.epilogue == Epilogue::BiasGelu;

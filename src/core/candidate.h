@@ -69,8 +69,13 @@ struct MatmulStep {
   bool transpose_a = false, transpose_b = false;
   double alpha = 1.0;
   Epilogue epilogue = Epilogue::None;
-  int64_t algo = 0;  // index into the list cuBLASLt's heuristic returns for the problem (0: its first choice)
+  // An index into the list cuBLASLt's heuristic returns for the problem (0: its first choice), or
+  // kAutotunedAlgo (the plan's "algo": "auto"): the fastest of the heuristic's first 8, timed on
+  // the step's own buffers at the first launch of each distinct problem.
+  int64_t algo = 0;
 };
+
+inline constexpr int64_t kAutotunedAlgo = -1;
 
 // "cudnn.conv2d_forward" on NCHW fp32: y = epilogue(conv2d(x, w) (+ bias[K])); epilogue None or Relu.
 struct Conv2dStep {

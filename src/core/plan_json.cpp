@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
+#include <string>
 
 namespace kevo {
 
@@ -87,7 +88,9 @@ ResolvedStep step_from(const Json& j, int buffers) {
     m.call.alpha = j.at("alpha").get<double>();
     m.call.epilogue = epilogue_from(j.at("epilogue").get<std::string>());
     m.call.algo = j.at("algo").get<int64_t>();
-    if (m.call.algo < 0) throw std::invalid_argument("negative cuBLASLt algorithm index");
+    if (m.call.algo < kAutotunedAlgo)
+      throw std::invalid_argument("cuBLASLt algorithm " + std::to_string(m.call.algo) +
+                                  ": expected an index into the heuristic's list (0 or more) or -1 (autotuned)");
     return m;
   }
   if (library == "cudnn.conv2d_forward") {

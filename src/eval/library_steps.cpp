@@ -4,9 +4,12 @@
 #include <cublasLt.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -21,8 +24,10 @@ namespace {
 
 // One workspace serves both libraries; an algorithm that needs more is passed over.
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
-// How many of cuBLASLt's heuristic results a plan's "algo" may pick from.
+// How many of cuBLASLt's heuristic results a plan's "algo" may pick from, and autotuning times.
 constexpr int kMatmulAlgorithms = 8;
+// Autotuning runs each candidate algorithm once to warm up, then this many times, timed.
+constexpr int kTunedRuns = 5;
 
 // The first of `names` the process already has (LibTorch's copy), else the first that loads.
 void* open_library(std::initializer_list<const char*> names, std::string& error) {
@@ -107,6 +112,15 @@ struct LibrarySteps::Blas {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;  // our a, b, d
     std::vector<cublasLtMatmulAlgo_t> algos;  // the heuristic's usable results, best first: a step's "algo" indexes it
+    int tuned = -1;                           // the autotuned index into algos, once chosen
+    std::string problem;                      // describe() and the alignments, for messages
+  };
+
+  // One launch's operands and plan, the plan's descriptor holding the launch's bias pointer.
+  struct Call {
+    Plan* plan = nullptr;
+    CUdeviceptr a = 0, b = 0, d = 0;
+    float alpha = 1.0f;
   };
 
   decltype(&cublasLtCreate) create = nullptr;
@@ -181,7 +195,7 @@ struct LibrarySteps::Blas {
     return l;
   }
 
-  const Plan& plan_for(const ResolvedMatmul& s, uint32_t align_a, uint32_t align_b, uint32_t align_d) {
+  Plan& plan_for(const ResolvedMatmul& s, uint32_t align_a, uint32_t align_b, uint32_t align_d) {
     const MatmulStep& c = s.call;
     std::vector<int64_t> key = {
         s.m, s.n, s.k, c.transpose_a, c.transpose_b, static_cast<int64_t>(c.epilogue), align_a, align_b, align_d};
@@ -194,7 +208,84 @@ struct LibrarySteps::Blas {
       release(p);
       throw;
     }
+    p.problem = describe(s) + ", alignments " + std::to_string(align_a) + "/" + std::to_string(align_b) + "/" +
+                std::to_string(align_d);
     return plans.emplace(std::move(key), p).first->second;
+  }
+
+  // The step's operands and plan, with the bias pointer set on the plan's descriptor.
+  Call prepare(const ResolvedMatmul& step, const ResolvedPlan& rp, const std::vector<CUdeviceptr>& buffers) {
+    Call c;
+    c.a = address(rp, buffers, step.a, "cuBLASLt");
+    c.b = address(rp, buffers, step.b, "cuBLASLt");
+    c.d = address(rp, buffers, step.d, "cuBLASLt");
+    const bool bias = adds_bias(step.call.epilogue);
+    if (bias != (step.bias >= 0))
+      throw std::invalid_argument("cuBLASLt: epilogue '" + epilogue_name(step.call.epilogue) +
+                                  (bias ? "' needs a bias" : "' takes no bias"));
+    c.plan = &plan_for(step, alignment(c.a), alignment(c.b), alignment(c.d));
+    if (bias) {
+      const void* ptr = reinterpret_cast<const void*>(address(rp, buffers, step.bias, "cuBLASLt"));
+      set(c.plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, ptr);
+    }
+    c.alpha = static_cast<float>(step.call.alpha);
+    return c;
+  }
+
+  cublasStatus_t run(const Call& c, const cublasLtMatmulAlgo_t& algo, CUdeviceptr ws, CUstream stream) const {
+    const Plan& p = *c.plan;
+    const float beta = 0.0f;
+    void* d = reinterpret_cast<void*>(c.d);
+    return matmul(handle, p.desc, &c.alpha, reinterpret_cast<const void*>(c.b), p.b, reinterpret_cast<const void*>(c.a),
+                  p.a, &beta, d, p.d, d, p.d, &algo, reinterpret_cast<void*>(ws), kWorkspaceBytes, stream);
+  }
+
+  // Times every usable algorithm of the call's plan on its operands and keeps the fastest in
+  // plan.tuned. Each runs once (a warm-up: it loads its kernels), then kTunedRuns times back to
+  // back with an event after each, so that each run is timed from the end of the one before; one
+  // that cuBLASLt refuses to launch is passed over. The median of each decides.
+  LibrarySteps::MatmulTuning tune(const Call& c, CUdeviceptr ws, CUstream stream) const {
+    const CudaApi& api = *cuda_api();  // the workspace exists: the driver is there
+    Plan& p = *c.plan;
+    struct Events {
+      const CudaApi& api;
+      CUevent e[kTunedRuns + 1] = {};
+      ~Events() {
+        for (CUevent x : e)
+          if (x) api.cuEventDestroy(x);
+      }
+    } ev{api};
+    for (CUevent& x : ev.e) check_cuda(api.cuEventCreate(&x, CU_EVENT_DEFAULT), "cuEventCreate(cuBLASLt autotuning)");
+    LibrarySteps::MatmulTuning t;
+    t.problem = p.problem;
+    for (const cublasLtMatmulAlgo_t& algo : p.algos) {
+      bool ran = run(c, algo, ws, stream) == CUBLAS_STATUS_SUCCESS;
+      if (ran) check_cuda(api.cuEventRecord(ev.e[0], stream), "cuEventRecord(cuBLASLt autotuning)");
+      for (int r = 0; r < kTunedRuns && ran; ++r) {
+        ran = run(c, algo, ws, stream) == CUBLAS_STATUS_SUCCESS;
+        if (ran) check_cuda(api.cuEventRecord(ev.e[r + 1], stream), "cuEventRecord(cuBLASLt autotuning)");
+      }
+      check_cuda(api.cuStreamSynchronize(stream), "cuBLASLt autotuning");
+      double median = std::numeric_limits<double>::infinity();
+      if (ran) {
+        std::vector<double> ms;
+        for (int r = 0; r < kTunedRuns; ++r) {
+          float x = 0;
+          check_cuda(api.cuEventElapsedTime(&x, ev.e[r], ev.e[r + 1]), "cuEventElapsedTime(cuBLASLt autotuning)");
+          ms.push_back(x);
+        }
+        std::sort(ms.begin(), ms.end());
+        median = ms[ms.size() / 2];
+      }
+      t.median_ms.push_back(median);
+    }
+    const auto best = std::min_element(t.median_ms.begin(), t.median_ms.end());
+    if (*best == std::numeric_limits<double>::infinity())
+      throw std::runtime_error("cuBLASLt: none of the " + std::to_string(p.algos.size()) +
+                               " heuristic algorithms launched for " + p.problem + " (autotuning)");
+    t.algo = static_cast<int>(best - t.median_ms.begin());
+    p.tuned = t.algo;
+    return t;
   }
 
   void build(Plan& p, const ResolvedMatmul& s, uint32_t align_a, uint32_t align_b, uint32_t align_d) const {
@@ -462,34 +553,45 @@ CUdeviceptr LibrarySteps::workspace() {
   return workspace_;
 }
 
+LibrarySteps::Blas& LibrarySteps::blas() {
+  if (!blas_) blas_ = std::make_unique<Blas>();
+  return *blas_;
+}
+
+std::string LibrarySteps::MatmulTuning::text() const {
+  std::string s = "cuBLASLt autotuned " + problem + ": algo " + std::to_string(algo) + " of " +
+                  std::to_string(median_ms.size()) + " (median ms:";
+  for (double ms : median_ms) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.4g", ms);
+    s += ms == std::numeric_limits<double>::infinity() ? std::string(" failed") : std::string(buf);
+  }
+  return s + ")";
+}
+
+int LibrarySteps::autotune(const ResolvedMatmul& step, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,
+                           CUstream stream) {
+  Blas& b = blas();
+  CUdeviceptr ws = workspace();
+  Blas::Call c = b.prepare(step, plan, buffers);
+  if (c.plan->tuned < 0) tunings_.push_back(b.tune(c, ws, stream));
+  return c.plan->tuned;
+}
+
 void LibrarySteps::launch(const ResolvedMatmul& step, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,
                           CUstream stream) {
-  CUdeviceptr a = address(plan, buffers, step.a, "cuBLASLt");
-  CUdeviceptr b = address(plan, buffers, step.b, "cuBLASLt");
-  CUdeviceptr d = address(plan, buffers, step.d, "cuBLASLt");
-  const bool bias = adds_bias(step.call.epilogue);
-  if (bias != (step.bias >= 0))
-    throw std::invalid_argument("cuBLASLt: epilogue '" + epilogue_name(step.call.epilogue) +
-                                (bias ? "' needs a bias" : "' takes no bias"));
-  if (!blas_) blas_ = std::make_unique<Blas>();
+  Blas& b = blas();
   CUdeviceptr ws = workspace();
-  const Blas::Plan& p = blas_->plan_for(step, alignment(a), alignment(b), alignment(d));
-  if (step.call.algo < 0 || static_cast<size_t>(step.call.algo) >= p.algos.size())
-    throw std::runtime_error("cublaslt.matmul: algo " + std::to_string(step.call.algo) + " but the heuristic returned " +
+  Blas::Call c = b.prepare(step, plan, buffers);
+  const Blas::Plan& p = *c.plan;
+  if (step.call.algo == kAutotunedAlgo && p.tuned < 0) tunings_.push_back(b.tune(c, ws, stream));
+  const int64_t index = step.call.algo == kAutotunedAlgo ? p.tuned : step.call.algo;
+  if (index < 0 || static_cast<size_t>(index) >= p.algos.size())
+    throw std::runtime_error("cublaslt.matmul: algo " + std::to_string(index) + " but the heuristic returned " +
                              std::to_string(p.algos.size()) + " algorithm" + (p.algos.size() == 1 ? "" : "s") + " for " +
                              Blas::describe(step) + " (within the " + std::to_string(kWorkspaceBytes >> 20) +
                              " MiB workspace)");
-  const cublasLtMatmulAlgo_t& algo = p.algos[static_cast<size_t>(step.call.algo)];
-  if (bias) {
-    const void* ptr = reinterpret_cast<const void*>(address(plan, buffers, step.bias, "cuBLASLt"));
-    blas_->set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, ptr);
-  }
-  const float alpha = static_cast<float>(step.call.alpha), beta = 0.0f;
-  void* dp = reinterpret_cast<void*>(d);
-  blas_->check(blas_->matmul(blas_->handle, p.desc, &alpha, reinterpret_cast<const void*>(b), p.b,
-                             reinterpret_cast<const void*>(a), p.a, &beta, dp, p.d, dp, p.d, &algo,
-                             reinterpret_cast<void*>(ws), kWorkspaceBytes, stream),
-               "cublasLtMatmul");
+  b.check(b.run(c, p.algos[static_cast<size_t>(index)], ws, stream), "cublasLtMatmul");
 }
 
 void LibrarySteps::launch(const ResolvedConv2d& step, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,

@@ -4,6 +4,7 @@
 #include <cuda.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/candidate.h"
@@ -14,8 +15,9 @@ namespace kevo::eval {
 // or the unversioned names; a copy the process already has, such as LibTorch's, is taken first), so
 // that the CPU build needs neither and the worker shares LibTorch's. Both compute in full fp32, never
 // TF32, so their results match fp32 LibTorch with TF32 off. Descriptors and the chosen algorithms
-// (cuBLASLt: the heuristic's list, up to 8, which a matmul step's "algo" indexes) are kept per
-// distinct shape, so repeated launches of a step (timing runs) do no host-side search. Everything lives in the context current at first use; one object per worker process,
+// (cuBLASLt: the heuristic's list, up to 8, which a matmul step's "algo" indexes, and the autotuned
+// choice) are kept per distinct shape, so repeated launches of a step (timing runs) do no host-side
+// search. Everything lives in the context current at first use; one object per worker process,
 // used from one thread, its steps queued on one stream at a time (they share one workspace).
 class LibrarySteps {
  public:
@@ -34,14 +36,36 @@ class LibrarySteps {
   void launch(const ResolvedConv2d& step, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,
               CUstream stream);
 
+  // What autotuning chose for one problem of an "algo": "auto" matmul step.
+  struct MatmulTuning {
+    std::string problem;            // "op(a)[16,256] @ op(b)[256,128] (epilogue bias), alignments 256/256/256"
+    int algo = 0;                   // the index chosen into the heuristic's usable results
+    std::vector<double> median_ms;  // per usable result, in the heuristic's order; infinity: it did not run
+    std::string text() const;       // one line: the problem, the choice and every median
+  };
+
+  // The index into cuBLASLt's usable heuristic results that an autotuned step runs for this problem
+  // (shape, transposes, epilogue, operand alignments: what the descriptor cache keys on), chosen on
+  // the problem's first call: each usable result (up to 8) runs once to warm up, then 5 times back
+  // to back between events on `stream`, on the step's own buffers; the smallest median wins. That
+  // call waits for those runs and leaves the step's output overwritten (the launch that follows
+  // rewrites it). launch() does the same for an autotuned step; the worker calls this before
+  // timing, so that no tuning run falls inside a timed span. Throws as launch() does.
+  int autotune(const ResolvedMatmul& step, const ResolvedPlan& plan, const std::vector<CUdeviceptr>& buffers,
+               CUstream stream);
+  // Every autotuned choice made so far (by launch() or autotune()), in order.
+  const std::vector<MatmulTuning>& tunings() const { return tunings_; }
+
  private:
   struct Blas;
   struct Dnn;
+  Blas& blas();             // loaded on first use
   CUdeviceptr workspace();  // allocated on first use
 
   std::unique_ptr<Blas> blas_;
   std::unique_ptr<Dnn> dnn_;
   CUdeviceptr workspace_ = 0;
+  std::vector<MatmulTuning> tunings_;
 };
 
 }  // namespace kevo::eval

@@ -503,10 +503,10 @@ inline cudaError_t launch(const void* kernel, dim3 grid, dim3 block, size_t shar
 
 const char* kCublasLtRuntime = R"(
 // ---- kevo export runtime: cuBLASLt matmul steps (link with -lcublasLt)
-#ifndef KEVO_EXPORT_CUBLASLT_V2
-#define KEVO_EXPORT_CUBLASLT_V2
+#ifndef KEVO_EXPORT_CUBLASLT_V3
+#define KEVO_EXPORT_CUBLASLT_V3
 namespace kevo_export {
-inline namespace v2 {
+inline namespace v3 {
 
 // d[m,n] = epilogue(alpha * op(a)[m,k] @ op(b)[k,n] (+ bias[n])) on row-major fp32 matrices, with
 // the bias added after the alpha scaling (cuBLASLt's order) and gelu cuBLASLt's tanh approximation.
@@ -515,7 +515,8 @@ struct MatmulShape {
   bool transpose_a, transpose_b;
   float alpha;
   cublasLtEpilogue_t epilogue;
-  int algo;  // index into the heuristic's usable results (0: its first choice), as the plan's "algo"
+  int algo;  // index into the heuristic's usable results (0: its first choice), as the plan's "algo";
+             // -1 (the plan's "auto"): the fastest of them, timed at the first call of each shape
 };
 
 namespace detail {
@@ -549,6 +550,12 @@ struct MatmulPlan {
   cublasLtMatmulAlgo_t algo;
 };
 
+// The heuristic's results that fit the workspace, best first (kevo asks for 8, as here).
+struct UsableAlgos {
+  cublasLtMatmulAlgo_t algo[8];
+  int count;
+};
+
 inline bool same(const MatmulShape& x, const MatmulShape& y) {
   return x.m == y.m && x.n == y.n && x.k == y.k && x.transpose_a == y.transpose_a &&
          x.transpose_b == y.transpose_b && x.epilogue == y.epilogue && x.algo == y.algo;
@@ -566,8 +573,8 @@ inline cublasStatus_t layout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t co
   return cublasLtMatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), cols);
 }
 
-// Descriptors and the heuristic's algorithm the plan names: the algo-th that fits the workspace.
-inline cublasStatus_t build(MatmulPlan& p) {
+// Descriptors and the heuristic's usable results; for a fixed "algo", the algo-th of them.
+inline cublasStatus_t build(MatmulPlan& p, UsableAlgos& usable) {
   const MatmulShape& s = p.shape;
   // Row-major d = op(a) op(b) is column-major d^T = op(b)^T op(a)^T: cuBLASLt's A is our b, its B our a.
   // CUBLAS_COMPUTE_32F is plain fp32; TF32 would be CUBLAS_COMPUTE_32F_FAST_TF32.
@@ -601,14 +608,62 @@ inline cublasStatus_t build(MatmulPlan& p) {
     st = cublasLtMatmulAlgoGetHeuristic(p.handle, p.desc, p.b, p.a, p.d, p.d, pref, 8, results, &found);
   if (pref) cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS) return st;
-  int usable = 0;
-  for (int i = 0; i < found; ++i)
-    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= p.workspace_bytes &&
-        usable++ == s.algo) {
-      p.algo = results[i].algo;
-      return CUBLAS_STATUS_SUCCESS;
+  usable.count = 0;
+  for (int i = 0; i < found && i < 8; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= p.workspace_bytes)
+      usable.algo[usable.count++] = results[i].algo;
+  if (s.algo >= usable.count || usable.count == 0) return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (s.algo >= 0) p.algo = usable.algo[s.algo];
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+inline cublasStatus_t matmul(const MatmulPlan& p, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
+                             void* d, void* workspace, cudaStream_t stream) {
+  const float beta = 0.0f;
+  return cublasLtMatmul(p.handle, p.desc, &p.shape.alpha, b, p.b, a, p.a, &beta, d, p.d, d, p.d, &algo, workspace,
+                        p.workspace_bytes, stream);
+}
+
+// An autotuned plan's algorithm: the usable result with the smallest median time on the call's own
+// operands and stream. Each runs once (a warm-up), then 5 times back to back with a CUDA event after
+// each; one that cuBLASLt refuses to launch is passed over. Waits for the runs and leaves d
+// overwritten (the call that follows rewrites it); refused during stream capture, where nothing
+// can be waited for.
+inline cudaError_t tune(MatmulPlan& p, const UsableAlgos& usable, const void* a, const void* b, void* d,
+                        void* workspace, cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaError_t err = cudaStreamIsCapturing(stream, &capture);
+  if (err != cudaSuccess) return err;
+  if (capture != cudaStreamCaptureStatusNone) return cudaErrorStreamCaptureUnsupported;
+  cudaEvent_t events[6] = {};
+  for (int i = 0; i < 6 && err == cudaSuccess; ++i) err = cudaEventCreate(&events[i]);
+  float best = -1.0f;
+  for (int i = 0; i < usable.count && err == cudaSuccess; ++i) {
+    bool ran = matmul(p, usable.algo[i], a, b, d, workspace, stream) == CUBLAS_STATUS_SUCCESS;
+    if (ran) err = cudaEventRecord(events[0], stream);
+    for (int r = 0; r < 5 && ran && err == cudaSuccess; ++r) {
+      ran = matmul(p, usable.algo[i], a, b, d, workspace, stream) == CUBLAS_STATUS_SUCCESS;
+      if (ran) err = cudaEventRecord(events[r + 1], stream);
     }
-  return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    if (!ran || err != cudaSuccess) continue;
+    float ms[5];
+    for (int r = 0; r < 5 && err == cudaSuccess; ++r) err = cudaEventElapsedTime(&ms[r], events[r], events[r + 1]);
+    for (int r = 1; r < 5; ++r)  // insertion sort: ms[2] is the median
+      for (int j = r; j > 0 && ms[j] < ms[j - 1]; --j) {
+        const float t = ms[j];
+        ms[j] = ms[j - 1];
+        ms[j - 1] = t;
+      }
+    if (err == cudaSuccess && (best < 0 || ms[2] < best)) {
+      best = ms[2];
+      p.algo = usable.algo[i];
+    }
+  }
+  for (cudaEvent_t e : events)
+    if (e) cudaEventDestroy(e);
+  if (err != cudaSuccess) return err;
+  return best < 0 ? cudaErrorNotSupported : cudaSuccess;
 }
 
 }  // namespace detail
@@ -616,7 +671,10 @@ inline cublasStatus_t build(MatmulPlan& p) {
 // Queues the matmul on `stream` (of the current device). A handle per device, and descriptors and
 // the algorithm per distinct (device, shape, operand alignment), are made on first use and kept for
 // the life of the process (deliberately never destroyed: destruction at exit may run after the
-// CUDA context is gone). A mutex serialises the calls: a cached descriptor carries the bias pointer.
+// CUDA context is gone). An autotuned shape ("algo" -1) times its candidates on that first call,
+// which therefore waits for the stream and must not be inside stream capture
+// (cudaErrorStreamCaptureUnsupported). A mutex serialises the calls: a cached descriptor carries the
+// bias pointer.
 inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const void* bias, const MatmulShape& s,
                                    void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   int device = 0;
@@ -647,10 +705,15 @@ inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const 
       if (st != CUBLAS_STATUS_SUCCESS) return detail::from_cublas(st);
       handles.emplace_back(device, q.handle);
     }
-    cublasStatus_t st = detail::build(q);
-    if (st != CUBLAS_STATUS_SUCCESS) {
+    detail::UsableAlgos usable{};
+    cublasStatus_t st = detail::build(q, usable);
+    if (st == CUBLAS_STATUS_SUCCESS && bias)
+      st = cublasLtMatmulDescSetAttribute(q.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    err = st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : detail::from_cublas(st);
+    if (err == cudaSuccess && s.algo < 0) err = detail::tune(q, usable, a, b, d, workspace, stream);
+    if (err != cudaSuccess) {
       detail::release(q);
-      return detail::from_cublas(st);
+      return err;
     }
     plans.push_back(q);
     plan = &plans.back();
@@ -660,14 +723,12 @@ inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const 
         cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     if (st != CUBLAS_STATUS_SUCCESS) return detail::from_cublas(st);
   }
-  const float beta = 0.0f;
-  return detail::from_cublas(cublasLtMatmul(plan->handle, plan->desc, &s.alpha, b, plan->b, a, plan->a, &beta, d,
-                                            plan->d, d, plan->d, &plan->algo, workspace, workspace_bytes, stream));
+  return detail::from_cublas(detail::matmul(*plan, plan->algo, a, b, d, workspace, stream));
 }
 
-}  // namespace v2
+}  // namespace v3
 }  // namespace kevo_export
-#endif  // KEVO_EXPORT_CUBLASLT_V2
+#endif  // KEVO_EXPORT_CUBLASLT_V3
 )";
 
 const char* kCudnnRuntime = R"(
@@ -1378,7 +1439,9 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
         << "      kevo_export::MatmulShape{" << rows << ", " << cols << ", " << inner << ", "
         << (m->transpose_a ? "true" : "false") << ", " << (m->transpose_b ? "true" : "false") << ", "
         << float_literal(m->alpha) << ", " << cublaslt_epilogue(m->epilogue) << ", " << m->algo
-        << "},  // m, n, k, transpose a, b, alpha, epilogue, heuristic algorithm index\n"
+        << "},  // m, n, k, transpose a, b, alpha, epilogue, "
+        << (m->algo == kAutotunedAlgo ? "algorithm autotuned at the first call of each shape\n"
+                                      : "heuristic algorithm index\n")
         << "      " << L.library() << ", kevo_export::kLibraryWorkspaceBytes, stream);\n"
         << "  if (" << L.err() << " != cudaSuccess) return " << L.err() << ";\n";
     } else {

@@ -201,6 +201,14 @@ TEST(Candidate, CublasLtPlanForTask13Resolves) {
   }
 }
 
+// "algo": "auto" resolves to kAutotunedAlgo on every workload: the choice is made on the GPU, per shape.
+TEST(Candidate, AutotunedCublasLtAlgorithmResolvesOnEveryWorkload) {
+  Candidate c = parse_candidate(replaced(kLinear, R"("alpha": 2.0)", R"("alpha": 2.0, "algo": "auto")"), "auto.json",
+                                linear());
+  for (const Workload& w : linear().workloads)
+    EXPECT_EQ(std::get<ResolvedMatmul>(resolve_plan(c, linear(), w, {}).steps[0]).call.algo, kAutotunedAlgo);
+}
+
 TEST(Candidate, CudnnConvPlanForTask14Resolves) {
   Candidate c = parse_candidate(kConv, "conv.json", conv());
   ResolvedPlan p = resolve_plan(c, conv(), conv().workloads[1], {});
@@ -493,15 +501,20 @@ std::vector<Malformed> malformed_cases() {
           "l.json:5:102: plan.steps[0].beta: unknown field 'beta' (expected one of: library, a, b, d,"
           " bias, transpose_a, transpose_b, alpha, epilogue, algo)"),
       lin("cuBLASLt algorithm from the heuristic list", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": 3)", "(no error)"),
+      lin("autotuned cuBLASLt algorithm", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": "auto")", "(no error)"),
+      // The knob's -1 is spelled "auto" in a plan; -1 itself is not a plan value.
       lin("negative cuBLASLt algorithm", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": -1)",
           "l.json:5:124: plan.steps[0].algo: must be a non-negative integer, an index into cuBLASLt's heuristic"
-          " list (0: its first choice); got -1"),
+          " list (0: its first choice), or \"auto\" (the fastest of its first 8, timed at first use); got -1"),
       lin("fractional cuBLASLt algorithm", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": 1.5)",
           "l.json:5:124: plan.steps[0].algo: must be a non-negative integer, an index into cuBLASLt's heuristic"
-          " list (0: its first choice); got 1.5"),
+          " list (0: its first choice), or \"auto\" (the fastest of its first 8, timed at first use); got 1.5"),
       lin("cuBLASLt algorithm as a string", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": "1")",
           "l.json:5:124: plan.steps[0].algo: must be a non-negative integer, an index into cuBLASLt's heuristic"
-          " list (0: its first choice); got \"1\""),
+          " list (0: its first choice), or \"auto\" (the fastest of its first 8, timed at first use); got \"1\""),
+      lin("cuBLASLt algorithm misspelt", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": "Auto")",
+          "l.json:5:124: plan.steps[0].algo: must be a non-negative integer, an index into cuBLASLt's heuristic"
+          " list (0: its first choice), or \"auto\" (the fastest of its first 8, timed at first use); got \"Auto\""),
       cv("conv output shape differs", R"("padding": [0, 0])", R"("padding": [1, 1])",
          "v.json:5:7: plan.steps[0]: 'y' is [128, 128, 126, 126] but the convolution gives [128, 128,"
          " 128, 128] (workload 0)"),

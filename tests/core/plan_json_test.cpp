@@ -36,19 +36,30 @@ TEST(PlanJson, KernelAndLibraryPlansRoundTrip) {
   expect_round_trip("tasks/01_relu.json", "tests/data/planted/relu_skip_when_timed.cu");
 }
 
-// The cuBLASLt algorithm index travels with the matmul; a negative or missing one is refused.
+// The cuBLASLt algorithm index travels with the matmul, and so does -1 (autotuned); any other
+// negative one, or a missing one, is refused.
 TEST(PlanJson, MatmulAlgorithmIndexRoundTrips) {
   Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
   Candidate c = load_candidate(kRoot + "tests/data/candidates/linear_leaky_relu.json", task);
   ResolvedPlan plan = resolve_plan(c, task, task.workloads[0], DeviceLimits{});
   EXPECT_EQ(std::get<ResolvedMatmul>(plan.steps[0]).call.algo, 0);
-  std::get<ResolvedMatmul>(plan.steps[0]).call.algo = 3;
+  for (int64_t algo : {int64_t{3}, kAutotunedAlgo}) {
+    std::get<ResolvedMatmul>(plan.steps[0]).call.algo = algo;
+    nlohmann::json j = resolved_plan_to_json(plan);
+    EXPECT_EQ(j["steps"][0]["algo"], algo);
+    EXPECT_EQ(std::get<ResolvedMatmul>(resolved_plan_from_json(j).steps[0]).call.algo, algo);
+  }
   nlohmann::json j = resolved_plan_to_json(plan);
-  EXPECT_EQ(std::get<ResolvedMatmul>(resolved_plan_from_json(j).steps[0]).call.algo, 3);
   nlohmann::json negative = j, missing = j;
-  negative["steps"][0]["algo"] = -1;
+  negative["steps"][0]["algo"] = -2;
   missing["steps"][0].erase("algo");
-  EXPECT_THROW(resolved_plan_from_json(negative), std::invalid_argument);
+  try {
+    resolved_plan_from_json(negative);
+    ADD_FAILURE() << "algo -2 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cuBLASLt algorithm -2: expected an index into the heuristic's list (0 or more) or -1 (autotuned)");
+  }
   EXPECT_THROW(resolved_plan_from_json(missing), std::invalid_argument);
 }
 

@@ -36,6 +36,7 @@ struct ExportCase {
   std::string task_file;  // under tasks/
   std::string candidate;  // under tests/data/candidates/, or empty: a rendered genome of `family`
   std::string family;
+  bool autotuned = false;  // the plan's cuBLASLt steps get "algo": "auto"
 };
 
 void PrintTo(const ExportCase& c, std::ostream* os) { *os << c.name; }
@@ -179,6 +180,8 @@ TEST_P(ExportGpu, TheHeadersLauncherMatchesTheReferenceInAUsersProgram) {
     c = parse_candidate(space->render(g), variant + ".cu", task);
   }
   bool cudnn = false, cublaslt = false;
+  for (Step& s : c.plan.steps)
+    if (auto* m = std::get_if<MatmulStep>(&s.op); m && ec.autotuned) m->algo = kAutotunedAlgo;
   for (const Step& s : c.plan.steps) {
     cublaslt |= std::holds_alternative<MatmulStep>(s.op);
     cudnn |= std::holds_alternative<Conv2dStep>(s.op);
@@ -250,6 +253,9 @@ INSTANTIATE_TEST_SUITE_P(
     Candidates, ExportGpu,
     ::testing::Values(ExportCase{"softmax_cu", "03_softmax.json", "softmax.cu", ""},
                       ExportCase{"linear_cublaslt", "13_linear_leaky_relu.json", "linear_leaky_relu.json", ""},
+                      // The first run times cuBLASLt's candidates on the user's stream, the second reuses the choice.
+                      ExportCase{"linear_cublaslt_autotuned", "13_linear_leaky_relu.json", "linear_leaky_relu.json", "",
+                                 true},
                       ExportCase{"relu_elementwise", "01_relu.json", "", "elementwise"},
                       ExportCase{"sum_dim1_reduce", "06_sum_dim1.json", "", "reduce"},
                       ExportCase{"softmax_normalize", "03_softmax.json", "", "normalize"},

@@ -147,6 +147,57 @@ TEST(Spaces, IllegalGenomesAreRejectedByTheManifestWithAReason) {
   EXPECT_NE(why.find("workload"), std::string::npos) << why;
 }
 
+// kAlgo = -1 renders as the plan's "algo": "auto" (with the comment saying what it means) and
+// parses back to the autotuned choice; a convolution takes no algorithm choice, -1 included.
+TEST(Spaces, AnAutotunedCublasLtAlgorithmRendersAsAutoAndConvolutionsRefuseIt) {
+  auto knob = [](const DesignSpace& s, const std::string& name) {
+    for (size_t i = 0; i < s.knobs().size(); ++i)
+      if (s.knobs()[i].name == name) return i;
+    ADD_FAILURE() << s.id() << " has no knob " << name;
+    return size_t{0};
+  };
+  auto space = [](const std::vector<std::unique_ptr<DesignSpace>>& spaces, const std::string& id) -> const DesignSpace* {
+    for (const auto& s : spaces)
+      if (s->id().rfind(id, 0) == 0) return s.get();
+    return nullptr;
+  };
+  Task linear = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  auto spaces = lower(linear);
+  const DesignSpace* mm = space(spaces, "library/cublaslt_matmul");
+  ASSERT_NE(mm, nullptr);
+  std::mt19937_64 rng(13);
+  for (int64_t algo : {int64_t{-1}, int64_t{0}, int64_t{2}}) {
+    Genome g = mm->random_genome(rng);
+    g.values[knob(*mm, "kAlgo")] = algo;
+    std::string why;
+    ASSERT_TRUE(mm->legal(g, &why)) << g.to_string() << ": " << why;
+    const std::string text = mm->render(g);
+    Candidate c = parse_candidate(text, g.to_string() + ".cu", linear);
+    const auto& step = std::get<MatmulStep>(c.plan.steps.front().op);
+    EXPECT_EQ(step.algo, algo) << g.to_string();
+    if (algo == -1) {
+      EXPECT_EQ(step.algo, kAutotunedAlgo);
+      EXPECT_NE(text.find(R"("algo":"auto")"), std::string::npos) << text;
+      EXPECT_NE(text.find("cuBLASLt's algorithm: autotuned per shape at first use: the fastest of cuBLASLt's first 8 "
+                          "heuristic algorithms."),
+                std::string::npos)
+          << text;
+    } else {
+      EXPECT_EQ(text.find("\"auto\""), std::string::npos) << text;
+    }
+  }
+
+  Task conv = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  auto conv_spaces = lower(conv);
+  const DesignSpace* cv = space(conv_spaces, "library/cudnn_conv2d");
+  ASSERT_NE(cv, nullptr);
+  Genome g = cv->random_genome(rng);
+  g.values[knob(*cv, "kAlgo")] = -1;
+  std::string why;
+  EXPECT_FALSE(cv->legal(g, &why));
+  EXPECT_NE(why.find("only cuBLASLt takes an algorithm choice"), std::string::npos) << why;
+}
+
 TEST(Manifests, EveryFamilyManifestParsesAndNamesItsSource) {
   int families = 0;
   for (const auto& [path, text] : embedded_templates()) {

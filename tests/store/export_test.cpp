@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -243,7 +244,7 @@ const char* kRecordingRuntime = R"src(#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstring>
 #define KEVO_EXPORT_RUNTIME_V1
-#define KEVO_EXPORT_CUBLASLT_V2
+#define KEVO_EXPORT_CUBLASLT_V3
 #define KEVO_EXPORT_CUDNN_V1
 const char* const* g_kinds = nullptr;  // per kernel launch of the run: 'B'uffer, 'I'nt32, 'L' int64, 'F'loat, 'D'ouble
 int g_launch = 0;
@@ -296,10 +297,10 @@ inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const 
                                    void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   uint32_t alpha;
   std::memcpy(&alpha, &s.alpha, sizeof alpha);
-  std::printf("matmul a=%llx b=%llx d=%llx bias=%llx m=%lld n=%lld k=%lld ta=%d tb=%d alpha=%08x epilogue=%s ws=%llx "
-              "bytes=%zu stream=%llx\n", address(a), address(b), address(d), address(bias), (long long)s.m,
+  std::printf("matmul a=%llx b=%llx d=%llx bias=%llx m=%lld n=%lld k=%lld ta=%d tb=%d alpha=%08x epilogue=%s algo=%d "
+              "ws=%llx bytes=%zu stream=%llx\n", address(a), address(b), address(d), address(bias), (long long)s.m,
               (long long)s.n, (long long)s.k, (int)s.transpose_a, (int)s.transpose_b, alpha, epilogue_text(s.epilogue),
-              address(workspace), workspace_bytes, address(stream));
+              s.algo, address(workspace), workspace_bytes, address(stream));
   return cudaSuccess;
 }
 struct Conv2dShape {
@@ -405,7 +406,8 @@ std::string expected_record(const Task& t, const Candidate& c, int wi) {
       std::snprintf(buf, sizeof buf, "%08x", bits);
       out << "matmul a=" << p(m->a) << " b=" << p(m->b) << " d=" << p(m->d) << " bias=" << p(m->bias) << " m=" << m->m
           << " n=" << m->n << " k=" << m->k << " ta=" << m->call.transpose_a << " tb=" << m->call.transpose_b
-          << " alpha=" << buf << " epilogue=" << epilogue_name(m->call.epilogue) << " ws=" << hex(library)
+          << " alpha=" << buf << " epilogue=" << epilogue_name(m->call.epilogue) << " algo=" << m->call.algo
+          << " ws=" << hex(library)
           << " bytes=" << (32u << 20) << " stream=" << hex(kStreamAddress) << "\n";
     } else {
       const auto& cv = std::get<ResolvedConv2d>(s);
@@ -457,41 +459,74 @@ std::string record_block(const Exported& e, int wi) {
          "}), bytes);\n    std::printf(\"status %d bytes %zu\\n\", static_cast<int>(err), bytes);\n  }\n";
 }
 
+// Runs every validated workload of each header of `program` under the recording runtime and
+// compares what the launcher asked for with the engine's own resolution; returns the runs.
+int record_program(const std::vector<const Exported*>& program) {
+  const std::string dir = make_dir("record" + program.front()->label);
+  std::string main = std::string(kRecordingRuntime), blocks, expected;
+  int runs = 0;
+  for (const Exported* e : program) {
+    EXPECT_NE(e->header.find("kevo_export_kernel_"), std::string::npos);
+    std::ofstream(dir + e->label + ".cuh") << e->header;
+    main += "#include \"" + e->label + ".cuh\"\n";
+    for (size_t wi = 0; wi < e->task->workloads.size(); ++wi) {
+      blocks += record_block(*e, static_cast<int>(wi));
+      expected += expected_record(*e->task, e->candidate, static_cast<int>(wi));
+      ++runs;
+    }
+  }
+  std::ofstream(dir + "main.cu") << main << "\nint main() {\n" << blocks << "  return 0;\n}\n";
+  // PTX only (a virtual architecture): nothing is launched, so ptxas can be skipped.
+  std::string cmd = nvcc() + " -std=c++17 -arch=compute_90a " + dir + "main.cu -o " + dir + "record";
+  int rc = 0;
+  std::string log = shell(cmd, &rc);
+  EXPECT_EQ(rc, 0) << "$ " << cmd << "\n" << log;
+  if (rc != 0) return 0;
+  std::string got = shell(dir + "record", &rc);
+  EXPECT_EQ(rc, 0) << got;
+  std::istringstream g(got), x(expected);
+  std::string gl, xl;
+  for (int line = 1; std::getline(x, xl); ++line) {
+    if (!std::getline(g, gl)) {
+      ADD_FAILURE() << "the program stopped before: " << xl;
+      break;
+    }
+    EXPECT_EQ(gl, xl) << "line " << line << " of the record; headers in " << dir;
+  }
+  return runs;
+}
+
 TEST(Export, TheLauncherAsksForWhatTheEngineResolvesOnEveryValidatedWorkload) {
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
   std::vector<Task> tasks;
   int spaces = 0;
   std::vector<Exported> all = export_all(tasks, &spaces);
   int runs = 0;
-  for (const auto& program : rounds(all)) {
-    const std::string dir = make_dir("record" + program.front()->label);
-    std::string main = std::string(kRecordingRuntime), blocks, expected;
-    for (const Exported* e : program) {
-      ASSERT_NE(e->header.find("kevo_export_kernel_"), std::string::npos);
-      std::ofstream(dir + e->label + ".cuh") << e->header;
-      main += "#include \"" + e->label + ".cuh\"\n";
-      for (size_t wi = 0; wi < e->task->workloads.size(); ++wi) {
-        blocks += record_block(*e, static_cast<int>(wi));
-        expected += expected_record(*e->task, e->candidate, static_cast<int>(wi));
-        ++runs;
-      }
-    }
-    std::ofstream(dir + "main.cu") << main << "\nint main() {\n" << blocks << "  return 0;\n}\n";
-    // PTX only (a virtual architecture): nothing is launched, so ptxas can be skipped.
-    std::string cmd = nvcc() + " -std=c++17 -arch=compute_90a " + dir + "main.cu -o " + dir + "record";
-    int rc = 0;
-    std::string log = shell(cmd, &rc);
-    ASSERT_EQ(rc, 0) << "$ " << cmd << "\n" << log;
-    std::string got = shell(dir + "record", &rc);
-    ASSERT_EQ(rc, 0) << got;
-    std::istringstream g(got), x(expected);
-    std::string gl, xl;
-    for (int line = 1; std::getline(x, xl); ++line) {
-      ASSERT_TRUE(static_cast<bool>(std::getline(g, gl))) << "the program stopped before: " << xl;
-      EXPECT_EQ(gl, xl) << "line " << line << " of the record; headers in " << dir;
-    }
-  }
+  for (const auto& program : rounds(all)) runs += record_program(program);
   std::printf("%d runs of %zu headers recorded, each launch as the engine resolves it\n", runs, all.size());
+}
+
+// A plan whose matmul is autotuned ("algo": "auto") exports with algo -1, which the cuBLASLt runtime
+// section (v3) times at the first call of each shape; the header compiles and links with nvcc, and
+// the launcher passes -1 on every workload.
+TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
+  Task linear = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  std::ifstream in(kRoot + "tests/data/candidates/linear_leaky_relu.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = R"("epilogue": "bias")";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), R"("epilogue": "bias", "algo": "auto")");
+  Exported e{&linear, parse_candidate(text, "linear_auto.json", linear), "linear_autotuned", "", true, false};
+  ASSERT_EQ(std::get<MatmulStep>(e.candidate.plan.steps.front().op).algo, kAutotunedAlgo);
+  e.header = export_header(linear, e.candidate, provenance(linear, "linear_auto.json"));
+  for (const char* want : {"kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS, -1}",
+                           "algorithm autotuned at the first call of each shape", "#ifndef KEVO_EXPORT_CUBLASLT_V3",
+                           "inline namespace v3 {", "detail::tune(q, usable, a, b, d, workspace, stream)",
+                           "cudaEventElapsedTime", "cudaErrorStreamCaptureUnsupported"})
+    EXPECT_NE(e.header.find(want), std::string::npos) << want << "\n" << e.header;
+  if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
+  compile_program("autotuned", {&e}, true);
+  EXPECT_EQ(record_program({&e}), static_cast<int>(linear.workloads.size()));
 }
 
 // A relu candidate with a scratch buffer sized by a floor division, in two steps.
