@@ -82,6 +82,22 @@ double floor_fraction(const store::MeasurementRecord& m) {
   return big && big->median_ms > 0 ? big->floor_ms / big->median_ms : 0;
 }
 
+}  // namespace
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LlmSettings, url, model, api_key_env, temperature, max_tokens, samples, concurrency,
+                                   timeout_seconds, retries, token_budget, weight, mix, inspirations,
+                                   between_generations, adapter_name, adapter_path)
+
+namespace {
+
+policy::LlmPolicyConfig llm_policy_config(const LlmSettings& l) {
+  policy::LlmPolicyConfig pc;
+  pc.weight = l.weight;
+  pc.samples = l.samples;
+  pc.inspirations = l.inspirations;
+  return pc;
+}
+
 policy::LlmClientConfig llm_client_config(const LlmSettings& l) {
   policy::LlmClientConfig c;
   c.base_url = l.url;
@@ -242,13 +258,9 @@ struct Campaign::State {
     const LlmSettings& l = config.llm;
     try {
       if (!llm_client) llm_client = std::make_shared<policy::LlmClient>(llm_client_config(l));
-      policy::LlmPolicyConfig pc;
-      pc.weight = l.weight;
-      pc.samples = l.samples;
-      pc.inspirations = l.inspirations;
       std::unique_ptr<policy::Policy> templates =
           l.mix == "learned" ? learned_policy(run, init) : policy::make_random_policy();
-      return policy::make_llm_policy(pc, llm_client, std::move(templates));
+      return policy::make_llm_policy(llm_policy_config(l), llm_client, std::move(templates));
     } catch (const InputError&) {
       throw;
     } catch (const std::runtime_error& e) {
@@ -828,11 +840,7 @@ void validate(const CampaignConfig& c) {
     const LlmSettings& l = c.llm;
     try {
       policy::validate(llm_client_config(l));
-      policy::LlmPolicyConfig pc;
-      pc.weight = l.weight;
-      pc.samples = l.samples;
-      pc.inspirations = l.inspirations;
-      policy::validate(pc);
+      policy::validate(llm_policy_config(l));
     } catch (const std::runtime_error& e) {
       const std::string m = e.what();
       const size_t colon = m.find(": ");
@@ -870,23 +878,7 @@ std::string config_to_json(const CampaignConfig& c) {
   j["trials"] = c.trials;
   j["max_seconds"] = c.max_seconds;
   j["torch_baseline"] = c.torch_baseline;
-  const LlmSettings& l = c.llm;  // the API key is not here: only the name of its variable
-  j["llm"] = {{"url", l.url},
-              {"model", l.model},
-              {"api_key_env", l.api_key_env},
-              {"temperature", l.temperature},
-              {"max_tokens", l.max_tokens},
-              {"samples", l.samples},
-              {"concurrency", l.concurrency},
-              {"timeout_seconds", l.timeout_seconds},
-              {"retries", l.retries},
-              {"token_budget", l.token_budget},
-              {"weight", l.weight},
-              {"mix", l.mix},
-              {"inspirations", l.inspirations},
-              {"between_generations", l.between_generations},
-              {"adapter_name", l.adapter_name},
-              {"adapter_path", l.adapter_path}};
+  j["llm"] = c.llm;  // the API key is not there: only the name of its variable
   return j.dump();
 }
 
@@ -914,26 +906,7 @@ CampaignConfig config_from_json(const std::string& text) {
     c.trials = j.at("trials").get<int>();
     c.max_seconds = j.at("max_seconds").get<double>();
     c.torch_baseline = j.at("torch_baseline").get<std::string>();
-    if (j.contains("llm")) {  // absent in files of kevo before the llm policy
-      const json& l = j.at("llm");
-      LlmSettings& s = c.llm;
-      s.url = l.at("url").get<std::string>();
-      s.model = l.at("model").get<std::string>();
-      s.api_key_env = l.at("api_key_env").get<std::string>();
-      s.temperature = l.at("temperature").get<double>();
-      s.max_tokens = l.at("max_tokens").get<int>();
-      s.samples = l.at("samples").get<int>();
-      s.concurrency = l.at("concurrency").get<int>();
-      s.timeout_seconds = l.at("timeout_seconds").get<double>();
-      s.retries = l.at("retries").get<int>();
-      s.token_budget = l.at("token_budget").get<int64_t>();
-      s.weight = l.at("weight").get<double>();
-      s.mix = l.at("mix").get<std::string>();
-      s.inspirations = l.at("inspirations").get<int>();
-      s.between_generations = l.at("between_generations").get<std::string>();
-      s.adapter_name = l.at("adapter_name").get<std::string>();
-      s.adapter_path = l.at("adapter_path").get<std::string>();
-    }
+    if (j.contains("llm")) c.llm = j.at("llm").get<LlmSettings>();  // absent in files of kevo before the llm policy
   } catch (const json::exception& e) {
     throw InputError(Location{}, "runs/config", std::string("not a campaign configuration: ") + e.what());
   }
