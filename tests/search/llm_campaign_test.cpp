@@ -307,6 +307,42 @@ TEST(LlmCampaign, ResumeReDerivesFromRecordedCompletionsWithoutAskingAgain) {
   EXPECT_EQ(b.log().size() - asked_before, later.size());
 }
 
+// With --llm-weight auto, a bandit learns which operator pays: here every edit beats its parent, so
+// later generations send more template parents to the model than the first ones (weight 0.5 would not).
+TEST(LlmCampaign, TheBanditLeansTowardsTheOperatorThatPays) {
+  testing::LlmStub stub(json{{"responses", json::array()}, {"default", content(edit_reply())}}.dump());
+  if (!stub.ok()) GTEST_SKIP() << "SKIPPED: " << stub.why();
+  for (const char* mix : {"random", "learned"}) {
+    MarkerEvaluator ev;
+    CampaignConfig c = llm_config(stub.url());
+    c.llm.weight = -1;
+    c.llm.mix = mix;
+    c.llm.concurrency = 4;
+    c.population = 8;
+    c.budget_evals = std::string(mix) == "random" ? 72 : 40;  // the learned mix: that it runs and leans too
+    c.dedupe_retries = 0;
+    const std::string path = temp_path(std::string("bandit_") + mix + ".h5");
+    Campaign::create(path, c, kTask, ev, "test")->run();
+    const store::CampaignContents k = store::read_campaign(path);
+    int last = 0;
+    for (const auto& v : k.variants) last = std::max(last, v.generation);
+    // Template parents only: free-form ones always go to the model.
+    std::map<int64_t, bool> free_form;
+    for (const auto& v : k.variants) free_form[v.id] = v.space.empty();
+    int early[2] = {0, 0}, late[2] = {0, 0};  // [template ops, edits] of template parents
+    for (const auto& v : k.variants) {
+      if (v.parents.empty() || free_form[v.parents.front()] || v.op == "reseed") continue;
+      int* half = v.generation <= last / 2 ? early : late;
+      half[v.op == "edit" ? 1 : 0]++;
+    }
+    ASSERT_GT(late[0] + late[1], 0) << mix;
+    const double early_share = static_cast<double>(early[1]) / std::max(1, early[0] + early[1]);
+    const double late_share = static_cast<double>(late[1]) / (late[0] + late[1]);
+    EXPECT_GT(late_share, 0.75) << mix << ": early " << early_share;
+    EXPECT_GT(late_share, early_share) << mix;
+  }
+}
+
 TEST(LlmCampaign, ConfigurationErrorsNameTheFlag) {
   CampaignConfig c = llm_config("ftp://nowhere");
   try {
