@@ -79,6 +79,8 @@ std::string candidate_text(const Task& task, const std::string& name, const nloh
 // The template family's source text with its include guard line dropped (pasted into
 // candidates); "common" is templates/common.cuh, which every candidate starts with.
 std::string family_source(const std::string& family);
+// Any file under templates/ likewise ("pool/stream.cuh": a family's second source file).
+std::string template_source(const std::string& path);
 
 // Spaces keep the TaskGraph alive (shared); the Task itself must outlive them.
 using TaskGraphPtr = std::shared_ptr<const TaskGraph>;

@@ -80,7 +80,7 @@ Genome DesignSpace::random_genome(std::mt19937_64& rng) const {
 }
 
 Facts device_facts() {
-  return {{"max_threads", 1024}, {"max_shared_bytes", 232448}, {"warp", 32}};
+  return {{"max_threads", 1024}, {"max_shared_bytes", 232448}, {"max_registers", 65536}, {"warp", 32}};
 }
 
 std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task) {

@@ -23,7 +23,8 @@ struct Genome {
 };
 
 // Named sizes of one workload that constraints may use ("n", "rows", "row", "inner"), plus the
-// device limits every space gets ("max_threads", "max_shared_bytes").
+// device limits every space gets ("max_threads", "max_shared_bytes", "max_registers": 32-bit
+// registers of an SM, which one block may use all of).
 using Facts = std::map<std::string, int64_t>;
 
 class DesignSpace {

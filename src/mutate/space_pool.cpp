@@ -1,6 +1,8 @@
 // Family "pool": max_pool2d, avg_pool2d and avg_pool1d of a float32 tensor, with the elementwise
 // ops before the pooling (a prologue, applied to every input element read) and after it (an
-// epilogue, applied as outputs are stored) fused into the same kernel.
+// epilogue, applied as outputs are stored) fused into the same kernel. Two kernels: output tiles
+// per block (pool/pool.cuh, space "pool/<op>") and warps streaming down column strips
+// (pool/stream.cuh, space "pool_stream/<op>", offered where the window has stride 1 along W).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -32,30 +34,32 @@ struct PoolMapping {
   std::vector<int> inputs;  // graph inputs read, prologue's first
 };
 
-class PoolSpace : public DesignSpace {
- public:
-  PoolSpace(TaskGraphPtr tg, PoolMapping m, std::vector<Facts> facts)
-      : DesignSpace("pool/" + tg->graph().nodes[static_cast<size_t>(m.node)].op,
-                    "prologue, " + tg->graph().nodes[static_cast<size_t>(m.node)].op + " and epilogue in one kernel",
-                    "pool", std::move(facts)),
-        tg_(std::move(tg)), m_(std::move(m)) {}
+// What both kernels share: the mapping, the sizes of the plan, and the generated Window and Body.
+class PoolSpaceBase : public DesignSpace {
+ protected:
+  PoolSpaceBase(std::string id, std::string description, const Manifest& manifest, TaskGraphPtr tg, PoolMapping m,
+                std::vector<Facts> facts)
+      : DesignSpace(std::move(id), std::move(description), manifest, std::move(facts)), tg_(std::move(tg)),
+        m_(std::move(m)) {}
 
-  std::string render(const Genome& g) const override {
-    auto v = values(g);
+  // Plan expressions over the axes, named after the declarations of an input read by the
+  // prologue (it has the pooling's input shape) and of the output (the pooling's output shape).
+  struct Sizes {
+    std::string planes, H, W, OH, OW;
+  };
+  Sizes sizes() const {
+    const int rank = tg_->rank(m_.in);
+    const int in = m_.prologue.leaves.empty() ? m_.in : m_.prologue.leaves.front(), out = tg_->output();
+    return {tg_->product(in, 0, rank - m_.nd), m_.nd == 2 ? tg_->dim(in, rank - 2) : "1", tg_->dim(in, rank - 1),
+            m_.nd == 2 ? tg_->dim(out, rank - 2) : "1", tg_->dim(out, rank - 1)};
+  }
+
+  // The graph as a comment, struct Window and struct Body (load and store with the fusions).
+  std::string window_and_body() const {
     const Task& task = tg_->task();
     const Graph& gr = tg_->graph();
-    const Node& node = gr.nodes[static_cast<size_t>(m_.node)];
     const std::string out_name = ident(task.outputs.front().name);
-    const int64_t bw = v["kBlockW"], bh = v["kBlockH"], ow_per = v["kOutW"], oh_per = v["kOutH"], shared = v["kShared"];
     const Window& w = m_.win;
-    const int rank = tg_->rank(m_.in);
-    // Sizes named after the declarations of an input read by the prologue (it has the pooling's
-    // input shape) and of the output (it has the pooling's output shape).
-    const int in = m_.prologue.leaves.empty() ? m_.in : m_.prologue.leaves.front(), out = tg_->output();
-    const std::string planes = tg_->product(in, 0, rank - m_.nd);
-    const std::string H = m_.nd == 2 ? tg_->dim(in, rank - 2) : "1", W = tg_->dim(in, rank - 1);
-    const std::string OH = m_.nd == 2 ? tg_->dim(out, rank - 2) : "1", OW = tg_->dim(out, rank - 1);
-
     std::ostringstream body;
     body << "// The pooling window and the fused prologue and epilogue, generated from the reference's op graph\n"
          << "// (first workload):\n";
@@ -94,6 +98,46 @@ class PoolSpace : public DesignSpace {
       body << "    p." << out_name << "[i] = " << result << ";\n";
     }
     body << "  }\n};\n\n";
+    return body.str();
+  }
+
+  // The kernel's parameters and the plan's arguments for them: the graph inputs, the output.
+  void buffer_params(std::vector<std::string>& params, std::vector<std::string>& fields, nlohmann::json& args) const {
+    const Task& task = tg_->task();
+    for (int in : m_.inputs) {
+      params.push_back("const float* " + input_name(in));
+      fields.push_back(input_name(in));
+      args.push_back(task.inputs[static_cast<size_t>(tg_->input_index(in))].name);
+    }
+    params.push_back("float* " + ident(task.outputs.front().name));
+    fields.push_back(ident(task.outputs.front().name));
+    args.push_back(task.outputs.front().name);
+  }
+
+  std::string input_name(int v) const {
+    return ident(tg_->task().inputs[static_cast<size_t>(tg_->input_index(v))].name);
+  }
+
+  TaskGraphPtr tg_;
+  PoolMapping m_;
+};
+
+// Output tiles: a block per tile, each thread a patch of outputs (pool/pool.cuh).
+class PoolSpace : public PoolSpaceBase {
+ public:
+  PoolSpace(TaskGraphPtr tg, PoolMapping m, std::vector<Facts> facts)
+      : PoolSpaceBase("pool/" + tg->graph().nodes[static_cast<size_t>(m.node)].op,
+                      "prologue, " + tg->graph().nodes[static_cast<size_t>(m.node)].op + " and epilogue in one kernel",
+                      family_manifest("pool"), tg, m, std::move(facts)) {}
+
+  std::string render(const Genome& g) const override {
+    auto v = values(g);
+    const Task& task = tg_->task();
+    const Node& node = tg_->graph().nodes[static_cast<size_t>(m_.node)];
+    const int64_t bw = v["kBlockW"], bh = v["kBlockH"], ow_per = v["kOutW"], oh_per = v["kOutH"], shared = v["kShared"];
+    const Window& w = m_.win;
+    const auto [planes, H, W, OH, OW] = sizes();
+    const std::string body = window_and_body();
 
     const int64_t tile_h = bh * oh_per, tile_w = bw * ow_per;
     const std::string tiles_h = "((" + OH + " + " + std::to_string(tile_h - 1) + ") // " + std::to_string(tile_h) + ")";
@@ -103,14 +147,7 @@ class PoolSpace : public DesignSpace {
 
     std::vector<std::string> params, fields;
     nlohmann::json args = nlohmann::json::array();
-    for (int in : m_.inputs) {
-      params.push_back("const float* " + input_name(in));
-      fields.push_back(input_name(in));
-      args.push_back(task.inputs[static_cast<size_t>(tg_->input_index(in))].name);
-    }
-    params.push_back("float* " + out_name);
-    fields.push_back(out_name);
-    args.push_back(task.outputs.front().name);
+    buffer_params(params, fields, args);
     for (const std::string& s : {H, W, OH, OW, tiles_h, tiles_w}) args.push_back({{"int", s}});
     params.insert(params.end(), {"int H", "int W", "int OH", "int OW", "int tiles_h", "int tiles_w"});
 
@@ -138,17 +175,71 @@ class PoolSpace : public DesignSpace {
             << " x " << oh_per << " outputs per thread (W x H), " << (shared ? "shared-memory input tile" : "direct loads")
             << ".";
     return candidate_text(task, task.name + "_pool", plan, comment.str(),
-                          family_source("common") + "\n" + family_source("pool") + "\n" + body.str() + k.str());
+                          family_source("common") + "\n" + family_source("pool") + "\n" + body + k.str());
   }
-
- private:
-  std::string input_name(int v) const {
-    return ident(tg_->task().inputs[static_cast<size_t>(tg_->input_index(v))].name);
-  }
-
-  TaskGraphPtr tg_;
-  PoolMapping m_;
 };
+
+// Streaming: warps walk down column strips, one row at a time (pool/stream.cuh).
+class PoolStreamSpace : public PoolSpaceBase {
+ public:
+  PoolStreamSpace(TaskGraphPtr tg, PoolMapping m, std::vector<Facts> facts)
+      : PoolSpaceBase("pool_stream/" + tg->graph().nodes[static_cast<size_t>(m.node)].op,
+                      "prologue, " + tg->graph().nodes[static_cast<size_t>(m.node)].op +
+                          " and epilogue in one kernel whose warps stream down column strips",
+                      manifest_at("pool/stream.json"), tg, m, std::move(facts)) {}
+
+  std::string render(const Genome& g) const override {
+    auto v = values(g);
+    const Task& task = tg_->task();
+    const Node& node = tg_->graph().nodes[static_cast<size_t>(m_.node)];
+    const int64_t bw = v["kBlockW"], bh = v["kBlockH"], cols = v["kCols"], rows = v["kRows"], ahead = v["kAhead"];
+    const auto [planes, H, W, OH, OW] = sizes();
+    const Window& w = m_.win;
+
+    const int64_t strip = 32 * cols, warps_w = bw / 32, walk = rows * bh;
+    const std::string strips = "((" + OW + " + " + std::to_string(strip - 1) + ") // " + std::to_string(strip) + ")";
+    const std::string groups_w = "((" + strips + " + " + std::to_string(warps_w - 1) + ") // " + std::to_string(warps_w) + ")";
+    const std::string groups_h = "((" + OH + " + " + std::to_string(walk - 1) + ") // " + std::to_string(walk) + ")";
+
+    std::vector<std::string> params, fields;
+    nlohmann::json args = nlohmann::json::array();
+    buffer_params(params, fields, args);
+    for (const std::string& s : {H, W, OH, OW, groups_h, groups_w}) args.push_back({{"int", s}});
+    params.insert(params.end(), {"int H", "int W", "int OH", "int OW", "int groups_h", "int groups_w"});
+
+    std::ostringstream k;
+    k << "// " << node.op << ", streaming: each warp owns a strip of " << strip << " columns (" << cols
+      << " per lane, 32 apart) and walks down\n"
+      << "// " << rows << " output rows. Of each " << w.kh << " x " << w.kw
+      << " window, the columns come from neighbouring lanes by shuffles, the rows from\n"
+      << "// a ring of registers; the input rows of the next " << ahead
+      << " step(s) are loaded while a step computes.\n"
+      << "// A block is " << warps_w << " strip(s) side by side x " << bh << " walk(s) stacked.\n";
+    k << "extern \"C\" __global__ void __launch_bounds__(" << bw * bh << ") kevo_pool(";
+    for (size_t i = 0; i < params.size(); ++i) k << (i ? ", " : "") << params[i];
+    k << ") {\n  Body::Params p{";
+    for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
+    k << "};\n  kevo::pool2d_stream<Window, /*kBlockW=*/" << bw << ", /*kBlockH=*/" << bh << ", /*kCols=*/" << cols
+      << ", /*kRows=*/" << rows << ", /*kAhead=*/" << ahead << ", Body>(p, H, W, OH, OW, groups_h, groups_w);\n}\n";
+
+    nlohmann::json step = {{"kernel", "kevo_pool"},
+                           {"grid", nlohmann::json::array({planes + " * " + groups_h + " * " + groups_w})},
+                           {"block", nlohmann::json::array({bw, bh})}};
+    step["args"] = args;
+    nlohmann::json plan;
+    plan["steps"] = nlohmann::json::array({step});
+    std::ostringstream comment;
+    comment << "Generated by kevo from template family 'pool', streaming kernel (space " << id() << ").\n"
+            << "Genome: " << g.to_string() << " = blocks of " << warps_w << " x " << bh << " warps (W x H), strips of "
+            << strip << " columns, walks of " << rows << " output rows, " << ahead << " step(s) loaded ahead.";
+    return candidate_text(task, task.name + "_pool", plan, comment.str(),
+                          family_source("common") + "\n" + family_source("pool") + "\n" +
+                              template_source("pool/stream.cuh") + "\n" + window_and_body() + k.str());
+  }
+};
+
+// Whether the streaming kernel serves the window (its manifest's constraints on the window alone).
+bool streams(const Window& w) { return w.sw == 1 && (w.kw - 1) * w.dw <= 32 && w.pw <= (w.kw - 1) * w.dw; }
 
 // The window of a pooling node: torch's attributes, with 1-D windows as height 1.
 bool window_of(const Node& n, int nd, Window& w) {
@@ -252,9 +343,14 @@ std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tgp) {
                        {"sw", win.sw},
                        {"dh", win.dh},
                        {"dw", win.dw},
+                       {"ph", win.ph},
+                       {"pw", win.pw},
+                       {"span_h", (win.kh - 1) * win.dh + 1},  // input rows of one window
+                       {"new_rows", std::min(win.sh, (win.kh - 1) * win.dh + 1)},  // rows entering the next window
                        {"one_d", m.nd == 1 ? 1 : 0}});
     }
-    out.push_back(std::make_unique<PoolSpace>(tgp, std::move(m), std::move(facts)));
+    out.push_back(std::make_unique<PoolSpace>(tgp, m, facts));
+    if (streams(m.win)) out.push_back(std::make_unique<PoolStreamSpace>(tgp, std::move(m), std::move(facts)));
   }
   return out;
 }

@@ -117,7 +117,11 @@ std::string candidate_text(const Task& task, const std::string& name, const nloh
 }
 
 std::string family_source(const std::string& family) {
-  const std::string& text = template_text(family == "common" ? "common.cuh" : family_manifest(family).source);
+  return template_source(family == "common" ? "common.cuh" : family_manifest(family).source);
+}
+
+std::string template_source(const std::string& path) {
+  const std::string& text = template_text(path);
   std::string out;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);)

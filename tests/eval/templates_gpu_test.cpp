@@ -1,14 +1,15 @@
 // Every template family's instances compute the task's reference on every workload: random
 // legal genomes of every space of every development task (and of the test contracts in
-// tests/data/tasks/, such as batch norm), rendered, built for this GPU and evaluated by the runner
-// (fresh inputs, poisoned outputs, guard bytes, timed-run check). KEVO_TEMPLATE_GPU_TASKS=a,b
-// keeps only the tasks of those names.
+// tests/data/tasks/, such as batch norm and pooling), plus named corners of some spaces, rendered,
+// built for this GPU and evaluated by the runner (fresh inputs, poisoned outputs, guard bytes,
+// timed-run check). KEVO_TEMPLATE_GPU_TASKS=a,b keeps only the tasks of those names.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
+#include <map>
 #include <random>
 
 #include "core/candidate.h"
@@ -24,6 +25,32 @@ namespace kevo::eval {
 namespace {
 
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
+
+// Instances measured besides the random draws, by the kind of space (the id before '/'): corners
+// whose index math random draws may miss. The pool family's streaming kernel: the shortest walk
+// with one lane column, the widest strips, and the longest walks with the most loads ahead.
+// Knobs not named take their first value; corners a task's manifest rejects are left out.
+const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corners() {
+  static const std::map<std::string, std::vector<std::map<std::string, int64_t>>> all = {
+      {"pool_stream",
+       {{{"kBlockW", 32}, {"kBlockH", 1}, {"kCols", 1}, {"kRows", 4}, {"kAhead", 1}},
+        {{"kBlockW", 512}, {"kBlockH", 1}, {"kCols", 4}, {"kRows", 4}, {"kAhead", 1}},
+        {{"kBlockW", 128}, {"kBlockH", 2}, {"kCols", 4}, {"kRows", 128}, {"kAhead", 8}},
+        {{"kBlockW", 128}, {"kBlockH", 2}, {"kCols", 4}, {"kRows", 64}, {"kAhead", 4}},
+        {{"kBlockW", 64}, {"kBlockH", 4}, {"kCols", 2}, {"kRows", 8}, {"kAhead", 8}},
+        {{"kBlockW", 32}, {"kBlockH", 8}, {"kCols", 1}, {"kRows", 16}, {"kAhead", 2}}}},
+  };
+  return all;
+}
+
+mutate::Genome genome_of(const mutate::DesignSpace& s, const std::map<std::string, int64_t>& values) {
+  mutate::Genome g{s.id(), {}};
+  for (const mutate::Knob& k : s.knobs()) {
+    auto it = values.find(k.name);
+    g.values.push_back(it == values.end() ? k.values.front() : it->second);
+  }
+  return g;
+}
 
 TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   if (!cuda_api()) GTEST_SKIP() << "no CUDA GPU: " << cuda_driver_status().error;
@@ -61,8 +88,13 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
     auto spaces = mutate::lower(tasks[t]);
     EXPECT_FALSE(spaces.empty()) << files[t];
     for (const auto& s : spaces) {
-      for (int i = 0; i < per_space; ++i) {
-        mutate::Genome g = s->random_genome(rng);
+      std::vector<mutate::Genome> genomes;
+      for (int i = 0; i < per_space; ++i) genomes.push_back(s->random_genome(rng));
+      auto extra = corners().find(s->id().substr(0, s->id().find('/')));
+      if (extra != corners().end())
+        for (const auto& values : extra->second)
+          if (mutate::Genome g = genome_of(*s, values); s->legal(g)) genomes.push_back(g);
+      for (const mutate::Genome& g : genomes) {
         EvalJob j;
         j.task = &tasks[t];
         try {

@@ -4,10 +4,12 @@
 // compiler, reject bad knob combinations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <unistd.h>
 #include <random>
 #include <set>
@@ -107,6 +109,82 @@ TEST(Spaces, BatchNormLowersOntoTheChannelKernels) {
     ASSERT_EQ(spaces.size(), 1u) << file;
     EXPECT_EQ(spaces.front()->id(), id) << file;
   }
+}
+
+// A genome of `s` from knob values by name; knobs not named take their first value.
+Genome genome_of(const DesignSpace& s, const std::map<std::string, int64_t>& values) {
+  Genome g{s.id(), {}};
+  for (const Knob& k : s.knobs()) {
+    auto it = values.find(k.name);
+    g.values.push_back(it == values.end() ? k.values.front() : it->second);
+  }
+  return g;
+}
+
+// The pool family's streaming kernel serves max and average pooling, 2-D and 1-D, whose window
+// has stride 1 along W: its space is offered for them, and its corners render valid plans that
+// compile for Hopper and Blackwell. At the largest unroll (kCols 4, kAhead 8) nothing spills: the
+// manifest's register estimate keeps such blocks small enough. (Elsewhere ptxas may trade a
+// register or three for the next occupancy step, its own choice at 48, 64 or 80 registers.)
+TEST(Spaces, PoolStreamServesStrideOneWindowsAndItsCornersCompile) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"tasks/12_max_pool2d.json", "pool_stream/max_pool2d"},
+      {"tests/data/tasks/avg_pool2d.json", "pool_stream/avg_pool2d"},
+      {"tests/data/tasks/avg_pool1d.json", "pool_stream/avg_pool1d"},
+      {"tests/data/tasks/max_pool2d_dilated.json", "pool_stream/max_pool2d"},
+      {"tests/data/tasks/max_pool2d_row_stride.json", "pool_stream/max_pool2d"}};
+  const std::vector<std::map<std::string, int64_t>> corners = {
+      {{"kBlockW", 32}, {"kBlockH", 1}, {"kCols", 1}, {"kRows", 4}, {"kAhead", 1}},
+      {{"kBlockW", 512}, {"kBlockH", 1}, {"kCols", 4}, {"kRows", 4}, {"kAhead", 1}},
+      {{"kBlockW", 128}, {"kBlockH", 2}, {"kCols", 4}, {"kRows", 128}, {"kAhead", 8}},
+      {{"kBlockW", 64}, {"kBlockH", 1}, {"kCols", 4}, {"kRows", 128}, {"kAhead", 8}}};
+  for (const auto& [file, id] : cases) {
+    Task task = load_task(kRoot + file);
+    auto spaces = lower(task);
+    auto it = std::find_if(spaces.begin(), spaces.end(), [&](const auto& s) { return s->id() == id; });
+    ASSERT_NE(it, spaces.end()) << file << " has no space " << id;
+    const DesignSpace& s = **it;
+    EXPECT_EQ(s.manifest().family, "pool");
+    int legal = 0;
+    for (const auto& corner : corners) {
+      Genome g = genome_of(s, corner);
+      if (!s.legal(g)) continue;
+      ++legal;
+      const bool largest = corner.at("kCols") == 4 && corner.at("kAhead") == 8;
+      Candidate c = parse_candidate(s.render(g), g.to_string() + ".cu", task);
+      for (const char* arch : {"sm_90a", "sm_100a"}) {
+        eval::BuildRequest req;
+        req.source = c.source;
+        req.name_expressions = c.kernel_names();
+        req.arch = arch;
+        req.use_cache = false;
+        eval::BuildResult r = eval::build(req);
+        ASSERT_EQ(r.status, eval::BuildStatus::Ok) << file << " " << g.to_string() << " " << arch << ": " << r.error;
+        const eval::KernelResources* k = r.kernel("kevo_pool");
+        ASSERT_NE(k, nullptr);
+        if (largest) {
+          EXPECT_EQ(k->spill_store_bytes, 0) << file << " " << g.to_string() << " " << arch << ": " << k->registers
+                                             << " registers";
+        }
+      }
+    }
+    EXPECT_GE(legal, 2) << file;
+  }
+}
+
+// Windows the streaming kernel cannot serve (stride 2 along W) get the tiles kernel only.
+TEST(Spaces, PoolStreamIsNotOfferedForStridesAlongW) {
+  Task task = parse_task(R"({
+    "name": "max_pool2d_s2", "axes": {"N": {"type": "var"}, "H": {"type": "var"}, "W": {"type": "var"}},
+    "inputs": {"x": {"shape": ["N", "H", "W"], "dtype": "float32", "init": {"dist": "uniform", "low": 0, "high": 1}}},
+    "outputs": {"y": {"shape": ["N", "H // 2", "W // 2"], "dtype": "float32"}},
+    "reference": "import torch.nn.functional as F\n\ndef run(x):\n    return F.max_pool2d(x, 2)\n",
+    "workloads": [{"N": 2, "H": 8, "W": 8}], "tolerance": {"atol": 0.0001, "rtol": 0.0001}})",
+                         "max_pool2d_s2.json");
+  auto spaces = lower(task);
+  std::vector<std::string> ids;
+  for (const auto& s : spaces) ids.push_back(s->id());
+  EXPECT_EQ(ids, std::vector<std::string>{"pool/max_pool2d"});
 }
 
 TEST(Spaces, IllegalGenomesAreRejectedByTheManifestWithAReason) {
