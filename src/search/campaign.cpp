@@ -227,7 +227,19 @@ struct Campaign::State {
     bool any_learned = false;
     for (const auto& rec : records)
       any_learned = any_learned || is_learned(rec.arm) || (rec.arm == "llm" && config.llm.mix == "learned");
-    const std::string init = any_learned && !config.policy_init.empty() ? read_input_file(config.policy_init) : std::string();
+    // The checkpoint a learned arm starts from is kept in the file (generation -1, kind "policy_init"),
+    // so that a resume does not depend on the file it was read from.
+    std::string init;
+    if (any_learned && !config.policy_init.empty()) {
+      auto kept = std::find_if(contents.checkpoints.begin(), contents.checkpoints.end(),
+                               [](const store::CheckpointRecord& c) { return c.kind == "policy_init"; });
+      if (kept != contents.checkpoints.end()) {
+        init = kept->bytes;
+      } else {
+        init = read_input_file(config.policy_init);
+        contents.checkpoints.push_back({records.front().id, -1, "policy_init", init});
+      }
+    }
     for (const store::RunRecord& rec : records) {
       Run r;
       r.id = rec.id;

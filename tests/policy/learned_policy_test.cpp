@@ -620,6 +620,41 @@ TEST(LearnedCampaign, FrozenArmSamplesFromItsCheckpointAndNeverUpdates) {
   std::remove(learned_path.c_str());
 }
 
+// The --policy-init checkpoint is kept in the campaign file: a resume needs the file only, even when
+// the checkpoint it was read from has gone.
+TEST(LearnedCampaign, ResumeReadsThePolicyInitFromTheCampaignFile) {
+  testing::SyntheticEvaluator ev;
+  const std::string learned_path = temp_path("learned_for_init.h5");
+  search::Campaign::create(learned_path, small_learned_config(), kSmallTasks, ev, "test")->run();
+  const store::CampaignContents learned = store::read_campaign(learned_path);
+  const std::string init = temp_path("init.pt");
+  write_file(init, learned.checkpoints.back().bytes);
+  search::CampaignConfig c = small_learned_config();
+  c.policy_init = init;
+  testing::SyntheticEvaluator whole;
+  const std::string whole_path = temp_path("init_whole.h5");
+  search::Campaign::create(whole_path, c, kSmallTasks, whole, "test")->run();
+  const store::CampaignContents all = store::read_campaign(whole_path);
+  int kept = 0;
+  for (const auto& cp : all.checkpoints)
+    if (cp.kind == "policy_init") {
+      ++kept;
+      EXPECT_EQ(cp.generation, -1);
+      EXPECT_EQ(cp.bytes, learned.checkpoints.back().bytes);
+    }
+  EXPECT_EQ(kept, 1);
+
+  const std::string path = temp_path("init_crash.h5");
+  testing::SyntheticEvaluator crashing;
+  crashing.fail_after = 2;
+  EXPECT_THROW(search::Campaign::create(path, c, kSmallTasks, crashing, "test")->run(), std::runtime_error);
+  std::remove(init.c_str());
+  testing::SyntheticEvaluator rest;
+  search::Campaign::resume(path, rest)->run();
+  EXPECT_TRUE(fingerprint(all) == fingerprint(store::read_campaign(path)));
+  for (const std::string& f : {learned_path, whole_path, path}) std::remove(f.c_str());
+}
+
 TEST(LearnedCampaign, PolicyInitIsCheckedAndKept) {
   testing::SyntheticEvaluator ev;
   search::CampaignConfig c = small_learned_config();
