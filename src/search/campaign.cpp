@@ -304,31 +304,82 @@ struct Campaign::State {
     return it->second.stats;
   }
 
+  // Runs propose independently (each its own islands, policy and random streams), so runs whose
+  // policy waits on a model propose in parallel; their batches are then joined in run order, with
+  // variant ids numbered as if the runs had proposed one after another.
   Batch propose(int g) {
     Batch b;
     b.generation = g;
     if (config.max_generations > 0 && g >= config.max_generations) return b;
     if (config.wall_seconds > 0 && elapsed() >= config.wall_seconds) return b;
-    for (Run& run : runs) {
-      if (run.done) continue;
-      int64_t remaining = config.budget_evals - run.proposed;
-      const size_t before = b.requests.size();
-      for (int i = 0; i < config.islands && remaining > 0; ++i) {
-        Island& isl = run.islands[static_cast<size_t>(i)];
-        std::mt19937_64 rng = fork_rng(run.seed, run.task_index, g, i);
-        const int n = static_cast<int>(std::min<int64_t>(config.population, remaining));
-        std::vector<policy::Proposal> props = draw(b, run, isl, n, g, rng);
-        for (policy::Proposal& p : props) {
-          if (remaining <= 0) break;
-          remaining -= add(b, run, i, g, p, isl, rng);
-        }
-        isl.reseed = false;
-      }
-      run.idle_generations = b.requests.size() == before ? run.idle_generations + 1 : 0;
-      // Done when the budget is handed out, or when three generations in a row found nothing new
-      // (a space exhausted).
-      if (run.proposed >= config.budget_evals || run.idle_generations >= 3) run.done = true;
+    std::vector<Batch> parts(runs.size());
+    bool waits = false;
+    for (const Run& run : runs) waits = waits || (!run.done && run.policy->wants_sources());
+    if (waits && runs.size() > 1) {
+      std::vector<std::future<void>> jobs;
+      for (size_t r = 0; r < runs.size(); ++r)
+        jobs.push_back(std::async(std::launch::async, [&, r] { parts[r] = propose_run(runs[r], g); }));
+      for (auto& j : jobs) j.wait();
+      for (auto& j : jobs) j.get();  // the first failure, if any
+    } else {
+      for (size_t r = 0; r < runs.size(); ++r) parts[r] = propose_run(runs[r], g);
     }
+    for (Batch& part : parts) join(b, part);
+    return b;
+  }
+
+  // Appends a run's batch, replacing its local variant ids (-2, -3, ...) by the campaign's.
+  void join(Batch& b, Batch& part) {
+    std::map<int64_t, int64_t> ids;
+    for (const auto& v : part.variants) ids[v.id] = next_variant++;
+    auto id = [&](int64_t x) {
+      auto it = ids.find(x);
+      return it == ids.end() ? x : it->second;
+    };
+    for (auto& v : part.variants) {
+      v.id = id(v.id);
+      v.duplicate_of = id(v.duplicate_of);
+      if (v.duplicate_of == -1) runs[static_cast<size_t>(v.run)].by_hash[v.source_hash] = v.id;
+    }
+    for (auto& r : part.requests) r.variant = id(r.variant);
+    for (auto& m : part.premade)
+      if (m) m->variant = id(m->variant);
+    for (auto& s : part.samples) s.variant = id(s.variant);
+    const int64_t sample_base = static_cast<int64_t>(b.samples.size());
+    for (auto& p : part.proposals)
+      if (p.sample >= 0) p.sample += sample_base;
+    const size_t variant_base = b.variants.size();
+    for (size_t k : part.variant_of_request) b.variant_of_request.push_back(variant_base + k);
+    auto append = [](auto& to, auto& from) { to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end())); };
+    append(b.variants, part.variants);
+    append(b.sources, part.sources);
+    append(b.proposals, part.proposals);
+    append(b.parents, part.parents);
+    append(b.requests, part.requests);
+    append(b.premade, part.premade);
+    append(b.samples, part.samples);
+  }
+
+  Batch propose_run(Run& run, int g) {
+    Batch b;
+    b.generation = g;
+    if (run.done) return b;
+    int64_t remaining = config.budget_evals - run.proposed;
+    for (int i = 0; i < config.islands && remaining > 0; ++i) {
+      Island& isl = run.islands[static_cast<size_t>(i)];
+      std::mt19937_64 rng = fork_rng(run.seed, run.task_index, g, i);
+      const int n = static_cast<int>(std::min<int64_t>(config.population, remaining));
+      std::vector<policy::Proposal> props = draw(b, run, isl, n, g, rng);
+      for (policy::Proposal& p : props) {
+        if (remaining <= 0) break;
+        remaining -= add(b, run, i, g, p, isl, rng);
+      }
+      isl.reseed = false;
+    }
+    run.idle_generations = b.requests.empty() ? run.idle_generations + 1 : 0;
+    // Done when the budget is handed out, or when three generations in a row found nothing new
+    // (a space exhausted).
+    if (run.proposed >= config.budget_evals || run.idle_generations >= 3) run.done = true;
     return b;
   }
 
@@ -436,7 +487,7 @@ struct Campaign::State {
       }
     }
     store::VariantRecord v;
-    v.id = next_variant++;
+    v.id = -2 - static_cast<int64_t>(b.variants.size());  // local to the run's batch until join()
     v.run = run.id;
     v.generation = g;
     v.island = island;
@@ -453,13 +504,13 @@ struct Campaign::State {
     }
     if (p.sample >= 0) {
       b.samples[static_cast<size_t>(p.sample)].variant = v.id;
-      b.samples[static_cast<size_t>(p.sample)].duplicate = v.duplicate_of >= 0;
+      b.samples[static_cast<size_t>(p.sample)].duplicate = v.duplicate_of != -1;
     }
     b.variants.push_back(v);
-    b.sources.push_back(v.duplicate_of >= 0 ? std::string() : source);
+    b.sources.push_back(v.duplicate_of != -1 ? std::string() : source);
     b.parents.push_back(parent_of(run, p));
     b.proposals.push_back(std::move(p));
-    if (v.duplicate_of >= 0) return 0;
+    if (v.duplicate_of != -1) return 0;
     run.by_hash[hash] = v.id;
     run.proposed++;
     EvalRequest req;

@@ -343,6 +343,39 @@ TEST(LlmCampaign, TheBanditLeansTowardsTheOperatorThatPays) {
   }
 }
 
+// Runs wait on the model together: with one request per run and generation, the requests of two
+// tasks reach the server at once, and the campaign is still the same campaign every time.
+TEST(LlmCampaign, RunsAskTheModelInParallelAndStayDeterministic) {
+  testing::LlmStub stub(json{{"responses", json::array()}, {"default", {{"delay", 0.5}, {"content", edit_reply()}}}}.dump());
+  if (!stub.ok()) GTEST_SKIP() << "SKIPPED: " << stub.why();
+  const std::vector<std::string> two = {kRoot + "tasks/01_relu.json", kRoot + "tasks/02_gelu.json"};
+  CampaignConfig c = llm_config(stub.url());
+  c.population = 1;
+  c.llm.samples = 1;
+  c.llm.weight = 1;
+  c.llm.timeout_seconds = 10;
+  c.llm.concurrency = 4;
+  c.budget_evals = 4;
+  std::vector<std::string> hashes[2];
+  for (int k = 0; k < 2; ++k) {
+    MarkerEvaluator ev;
+    const std::string path = temp_path("two.h5");
+    Campaign::create(path, c, two, ev, "test")->run();
+    for (const auto& v : store::read_campaign(path).variants) hashes[k].push_back(std::to_string(v.id) + v.source_hash);
+  }
+  EXPECT_EQ(hashes[0], hashes[1]);
+  std::vector<double> arrivals;
+  for (const std::string& line : stub.log()) {
+    const json r = json::parse(line);
+    if (r.at("path") == "/v1/chat/completions") arrivals.push_back(r.at("time").get<double>());
+  }
+  ASSERT_GE(arrivals.size(), 4u);
+  std::sort(arrivals.begin(), arrivals.end());
+  int together = 0;  // requests that arrived while another one was still being answered
+  for (size_t i = 1; i < arrivals.size(); ++i) together += arrivals[i] - arrivals[i - 1] < 0.25;
+  EXPECT_GE(together, 2);
+}
+
 TEST(LlmCampaign, ConfigurationErrorsNameTheFlag) {
   CampaignConfig c = llm_config("ftp://nowhere");
   try {
