@@ -177,7 +177,7 @@ class LlmPolicy : public Policy {
     }
     // 2. The model's share: one chat request per parent and `samples` completions.
     std::vector<size_t> fallback;
-    ask_model(ctx, requests, to_model, out, fallback, rng);
+    ask_model(ctx, requests, to_model, out, fallback);
     // 3. The template policy's share, and the slots the model left empty.
     to_templates.insert(to_templates.end(), fallback.begin(), fallback.end());
     std::sort(to_templates.begin(), to_templates.end());
@@ -256,7 +256,7 @@ class LlmPolicy : public Policy {
   }
 
   void ask_model(const Context& ctx, const std::vector<Request>& requests, const std::vector<size_t>& to_model,
-                 std::vector<std::optional<Proposal>>& out, std::vector<size_t>& fallback, std::mt19937_64& rng) {
+                 std::vector<std::optional<Proposal>>& out, std::vector<size_t>& fallback) {
     // Requests by parent, in order of first appearance; chunks of `samples`.
     std::vector<std::pair<int64_t, std::vector<size_t>>> by_parent;
     for (size_t i : to_model) {
@@ -360,7 +360,6 @@ class LlmPolicy : public Policy {
       }
       for (; slot < a.slots.size(); ++slot) fallback.push_back(a.slots[slot]);
     }
-    (void)rng;
   }
 
   LlmPolicyConfig c_;

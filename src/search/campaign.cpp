@@ -422,15 +422,19 @@ struct Campaign::State {
     const Elite& p = select_parent(isl.archive, selection, config.tournament, rng);
     r.parent = p.parent;
     if (isl.archive.size() > 1) r.mate = select_parent(isl.archive, selection, config.tournament, rng, &p).parent;
-    if (run.policy->wants_sources()) {
-      with_source(run, r.parent);
-      if (r.mate) with_source(run, *r.mate);
-      for (const Elite* e : isl.archive.top(static_cast<size_t>(run.policy->inspirations()) + 1)) {
-        r.inspirations.push_back(e->parent);
-        with_source(run, r.inspirations.back());
-      }
-    }
+    with_code(run, isl, r);
     return r;
+  }
+
+  // For policies that read code: the parents' sources and reports, and the island's best elites.
+  void with_code(const Run& run, const Island& isl, policy::Request& r) const {
+    if (!run.policy->wants_sources()) return;
+    with_source(run, r.parent);
+    if (r.mate) with_source(run, *r.mate);
+    for (const Elite* e : isl.archive.top(static_cast<size_t>(run.policy->inspirations()) + 1)) {
+      r.inspirations.push_back(e->parent);
+      with_source(run, r.inspirations.back());
+    }
   }
 
   // A parent's candidate text and measurement report (committed before any proposal reads them).
@@ -479,10 +483,7 @@ struct Campaign::State {
         auto it = run.outcomes.find(p.parents.front());
         r.parent = it != run.outcomes.end() ? it->second.stats : request(run, isl, rng).parent;
         if (isl.archive.size() > 1) r.mate = select_parent(isl.archive, selection, config.tournament, rng).parent;
-        if (run.policy->wants_sources()) {
-          with_source(run, r.parent);
-          if (r.mate) with_source(run, *r.mate);
-        }
+        with_code(run, isl, r);
         p = ask(b, run, g, {r}, rng).front();
       }
     }
@@ -621,15 +622,16 @@ struct Campaign::State {
     }
     // The model's completions earn what their children earned: a duplicate what the candidate it
     // repeats earned against this parent, no child at all the reward of an invalid one.
+    std::map<int64_t, int64_t> repeats;  // a duplicate variant -> the one it repeats
+    for (const store::VariantRecord& v : b.variants)
+      if (v.duplicate_of != -1) repeats[v.id] = v.duplicate_of;
     for (BatchSample& s : b.samples) {
       const Run& run = runs[static_cast<size_t>(s.run)];
       auto r = reward_of.find(s.variant);
       if (r != reward_of.end()) {
         s.reward = r->second;
       } else if (s.duplicate) {
-        const store::VariantRecord& v = *std::find_if(b.variants.begin(), b.variants.end(),
-                                                      [&](const store::VariantRecord& x) { return x.id == s.variant; });
-        auto o = run.outcomes.find(v.duplicate_of);
+        auto o = run.outcomes.find(repeats.at(s.variant));
         auto par = run.outcomes.find(s.sample.parent);
         const bool known = o != run.outcomes.end() && par != run.outcomes.end();
         s.reward = known ? reward(config.reward, o->second.valid, par->second.stats.fitness, o->second.stats.fitness,
