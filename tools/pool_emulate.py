@@ -64,6 +64,7 @@ inline float __shfl_sync(unsigned, float v, int src, int width = 32) {
 }
 inline float __shfl_xor_sync(unsigned m, float v, int x, int width = 32) { return __shfl_sync(m, v, lane_id ^ x, width); }
 inline void __syncthreads() { this_block->arrive_and_wait(); }
+inline void __syncwarp(unsigned = 0xffffffffu) { this_warp->bar.arrive_and_wait(); }
 namespace kevo { float pool_tile[232448 / 4]; }
 
 template <typename F>

@@ -86,6 +86,21 @@ class PoolSpaceBase : public DesignSpace {
       body << "    return " << result << ";\n";
     }
     body << "  }\n\n";
+    body << "  // Elements [i, i + kVec) of %" << m_.in << " (i a multiple of kVec, the vector inside one row).\n";
+    body << "  template <int kVec>\n";
+    body << "  static __device__ __forceinline__ void load_vec(const Params& p, long long i, float (&r)[kVec]) {\n";
+    if (m_.prologue.nodes.empty()) {
+      body << "    kevo::load_vec<kVec>(r, p." << input_name(m_.in) << " + i);\n";
+    } else {
+      for (int leaf : m_.prologue.leaves)
+        body << "    float in_" << input_name(leaf) << "[kVec];\n    kevo::load_vec<kVec>(in_" << input_name(leaf)
+             << ", p." << input_name(leaf) << " + i);\n";
+      std::string result;
+      body << "#pragma unroll\n    for (int e = 0; e < kVec; ++e) {\n";
+      body << emit_region(gr, m_.prologue, [&](int leaf) { return "in_" + input_name(leaf) + "[e]"; }, "      ", &result);
+      body << "      r[e] = " << result << ";\n    }\n";
+    }
+    body << "  }\n\n";
     body << "  // Stores output element i from the pooled value s (%" << m_.out << ").\n";
     body << "  static __device__ __forceinline__ void store(const Params& p, long long i, float s) {\n";
     if (m_.epilogue.nodes.empty()) {
@@ -179,24 +194,31 @@ class PoolSpace : public PoolSpaceBase {
   }
 };
 
-// Streaming: warps walk down column strips, one row at a time (pool/stream.cuh).
+// Streaming: warps walk down column strips, one row at a time (pool/stream.cuh). Space
+// "pool_stream/<op>" loads one float per lane and column chunk; "pool_vec/<op>" (pool/vec.json)
+// loads vectors of kVec adjacent columns (rows whose width kVec divides) and can stage its
+// stores through shared memory.
 class PoolStreamSpace : public PoolSpaceBase {
  public:
-  PoolStreamSpace(TaskGraphPtr tg, PoolMapping m, std::vector<Facts> facts)
-      : PoolSpaceBase("pool_stream/" + tg->graph().nodes[static_cast<size_t>(m.node)].op,
+  PoolStreamSpace(TaskGraphPtr tg, PoolMapping m, std::vector<Facts> facts, bool vectors)
+      : PoolSpaceBase(std::string(vectors ? "pool_vec/" : "pool_stream/") +
+                          tg->graph().nodes[static_cast<size_t>(m.node)].op,
                       "prologue, " + tg->graph().nodes[static_cast<size_t>(m.node)].op +
-                          " and epilogue in one kernel whose warps stream down column strips",
-                      manifest_at("pool/stream.json"), tg, m, std::move(facts)) {}
+                          " and epilogue in one kernel whose warps stream down column strips" +
+                          (vectors ? ", loading vectors" : ""),
+                      manifest_at(vectors ? "pool/vec.json" : "pool/stream.json"), tg, m, std::move(facts)),
+        vectors_(vectors) {}
 
   std::string render(const Genome& g) const override {
     auto v = values(g);
     const Task& task = tg_->task();
     const Node& node = tg_->graph().nodes[static_cast<size_t>(m_.node)];
     const int64_t bw = v["kBlockW"], bh = v["kBlockH"], cols = v["kCols"], rows = v["kRows"], ahead = v["kAhead"];
+    const int64_t vec = vectors_ ? v["kVec"] : 1, stage = vectors_ ? v["kStage"] : 0;
     const auto [planes, H, W, OH, OW] = sizes();
     const Window& w = m_.win;
 
-    const int64_t strip = 32 * cols, warps_w = bw / 32, walk = rows * bh;
+    const int64_t strip = 32 * cols * vec, warps_w = bw / 32, walk = rows * bh;
     const std::string strips = "((" + OW + " + " + std::to_string(strip - 1) + ") // " + std::to_string(strip) + ")";
     const std::string groups_w = "((" + strips + " + " + std::to_string(warps_w - 1) + ") // " + std::to_string(warps_w) + ")";
     const std::string groups_h = "((" + OH + " + " + std::to_string(walk - 1) + ") // " + std::to_string(walk) + ")";
@@ -208,34 +230,48 @@ class PoolStreamSpace : public PoolSpaceBase {
     params.insert(params.end(), {"int H", "int W", "int OH", "int OW", "int groups_h", "int groups_w"});
 
     std::ostringstream k;
-    k << "// " << node.op << ", streaming: each warp owns a strip of " << strip << " columns (" << cols
-      << " per lane, 32 apart) and walks down\n"
-      << "// " << rows << " output rows. Of each " << w.kh << " x " << w.kw
+    k << "// " << node.op << ", streaming: each warp owns a strip of " << strip << " columns (" << cols;
+    if (vec > 1)
+      k << " vector(s) of " << vec << " per lane, " << 32 * vec << " columns apart) and walks down\n";
+    else
+      k << " per lane, 32 apart) and walks down\n";
+    k << "// " << rows << " output rows. Of each " << w.kh << " x " << w.kw
       << " window, the columns come from neighbouring lanes by shuffles, the rows from\n"
       << "// a ring of registers; the input rows of the next " << ahead
       << " step(s) are loaded while a step computes.\n"
-      << "// A block is " << warps_w << " strip(s) side by side x " << bh << " walk(s) stacked.\n";
+      << "// A block is " << warps_w << " strip(s) side by side x " << bh << " walk(s) stacked.";
+    if (stage) k << " Stores go through shared memory, 32 consecutive floats per instruction.";
+    k << "\n";
     k << "extern \"C\" __global__ void __launch_bounds__(" << bw * bh << ") kevo_pool(";
     for (size_t i = 0; i < params.size(); ++i) k << (i ? ", " : "") << params[i];
     k << ") {\n  Body::Params p{";
     for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
     k << "};\n  kevo::pool2d_stream<Window, /*kBlockW=*/" << bw << ", /*kBlockH=*/" << bh << ", /*kCols=*/" << cols
-      << ", /*kRows=*/" << rows << ", /*kAhead=*/" << ahead << ", Body>(p, H, W, OH, OW, groups_h, groups_w);\n}\n";
+      << ", /*kRows=*/" << rows << ", /*kAhead=*/" << ahead << ", /*kVec=*/" << vec << ", /*kStage=*/" << stage
+      << ", Body>(p, H, W, OH, OW, groups_h, groups_w);\n}\n";
 
     nlohmann::json step = {{"kernel", "kevo_pool"},
                            {"grid", nlohmann::json::array({planes + " * " + groups_h + " * " + groups_w})},
                            {"block", nlohmann::json::array({bw, bh})}};
+    if (stage) step["shared_bytes"] = bw * bh * cols * vec * 4;  // a strip's row of outputs per warp
     step["args"] = args;
     nlohmann::json plan;
     plan["steps"] = nlohmann::json::array({step});
     std::ostringstream comment;
     comment << "Generated by kevo from template family 'pool', streaming kernel (space " << id() << ").\n"
             << "Genome: " << g.to_string() << " = blocks of " << warps_w << " x " << bh << " warps (W x H), strips of "
-            << strip << " columns, walks of " << rows << " output rows, " << ahead << " step(s) loaded ahead.";
+            << strip << " columns";
+    if (vec > 1) comment << " (vectors of " << vec << ")";
+    comment << ", walks of " << rows << " output rows, " << ahead << " step(s) loaded ahead";
+    if (stage) comment << ", stores staged in shared memory";
+    comment << ".";
     return candidate_text(task, task.name + "_pool", plan, comment.str(),
                           family_source("common") + "\n" + family_source("pool") + "\n" +
                               template_source("pool/stream.cuh") + "\n" + window_and_body() + k.str());
   }
+
+ private:
+  bool vectors_;
 };
 
 // Whether the streaming kernel serves the window (its manifest's constraints on the window alone).
@@ -350,7 +386,12 @@ std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tgp) {
                        {"one_d", m.nd == 1 ? 1 : 0}});
     }
     out.push_back(std::make_unique<PoolSpace>(tgp, m, facts));
-    if (streams(m.win)) out.push_back(std::make_unique<PoolStreamSpace>(tgp, std::move(m), std::move(facts)));
+    if (streams(m.win)) {
+      // Vectors of 2 or 4 columns need rows whose width 2 divides in every workload.
+      const bool even_rows = std::all_of(facts.begin(), facts.end(), [](const Facts& f) { return f.at("w") % 2 == 0; });
+      out.push_back(std::make_unique<PoolStreamSpace>(tgp, m, facts, false));
+      if (even_rows) out.push_back(std::make_unique<PoolStreamSpace>(tgp, std::move(m), std::move(facts), true));
+    }
   }
   return out;
 }

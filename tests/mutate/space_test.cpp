@@ -172,6 +172,57 @@ TEST(Spaces, PoolStreamServesStrideOneWindowsAndItsCornersCompile) {
   }
 }
 
+// The vector-loading streaming space is offered where every workload's rows have an even width
+// (vectors stay inside a row and aligned), and only there; its corners compile for Hopper and
+// Blackwell, and the manifest's register estimate keeps the largest unrolls from spilling.
+TEST(Spaces, PoolVecServesEvenRowsAndItsCornersCompileWithoutSpills) {
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"tasks/12_max_pool2d.json", true},
+      {"tests/data/tasks/avg_pool2d_vec.json", true},
+      {"tests/data/tasks/max_pool2d_dilated_vec.json", true},
+      {"tests/data/tasks/avg_pool2d.json", false},            // W = 45 in a workload
+      {"tests/data/tasks/max_pool2d_row_stride.json", false}};  // W = 129 and 3
+  const std::vector<std::map<std::string, int64_t>> corners = {
+      {{"kBlockW", 32}, {"kCols", 1}, {"kVec", 2}, {"kRows", 4}, {"kAhead", 1}},
+      {{"kBlockW", 256}, {"kCols", 1}, {"kVec", 4}, {"kRows", 16}, {"kAhead", 2}, {"kStage", 1}},
+      {{"kBlockW", 64}, {"kCols", 2}, {"kVec", 4}, {"kRows", 64}, {"kAhead", 4}},
+      {{"kBlockW", 32}, {"kCols", 2}, {"kVec", 2}, {"kRows", 128}, {"kAhead", 8}, {"kStage", 1}}};
+  for (const auto& [file, offered] : cases) {
+    Task task = load_task(kRoot + file);
+    auto spaces = lower(task);
+    auto it = std::find_if(spaces.begin(), spaces.end(),
+                           [&](const auto& s) { return s->id().rfind("pool_vec/", 0) == 0; });
+    ASSERT_EQ(it != spaces.end(), offered) << file;
+    if (!offered) continue;
+    const DesignSpace& s = **it;
+    int legal = 0;
+    for (const auto& corner : corners) {
+      Genome g = genome_of(s, corner);
+      if (!s.legal(g)) continue;
+      ++legal;
+      Candidate c = parse_candidate(s.render(g), g.to_string() + ".cu", task);
+      for (const char* arch : {"sm_90a", "sm_100a"}) {
+        eval::BuildResult r = build_uncached(c, arch);
+        ASSERT_EQ(r.status, eval::BuildStatus::Ok) << file << " " << g.to_string() << " " << arch << ": " << r.error;
+        const eval::KernelResources* k = r.kernel("kevo_pool");
+        ASSERT_NE(k, nullptr);
+        EXPECT_LE(k->spill_store_bytes, 16) << file << " " << g.to_string() << " " << arch << ": " << k->registers
+                                            << " registers";
+      }
+    }
+    EXPECT_GE(legal, 3) << file;
+  }
+  // The register estimate rules out the widest rows with the most loads ahead (ptxas spills them).
+  Task task = load_task(kRoot + "tasks/12_max_pool2d.json");
+  auto spaces = lower(task);
+  auto it = std::find_if(spaces.begin(), spaces.end(), [](const auto& s) { return s->id() == "pool_vec/max_pool2d"; });
+  ASSERT_NE(it, spaces.end());
+  std::string why;
+  EXPECT_FALSE((*it)->legal(
+      genome_of(**it, {{"kBlockW", 32}, {"kCols", 2}, {"kVec", 4}, {"kRows", 32}, {"kAhead", 8}}), &why));
+  EXPECT_NE(why.find("registers of one thread"), std::string::npos) << why;
+}
+
 // Windows the streaming kernel cannot serve (stride 2 along W) get the tiles kernel only.
 TEST(Spaces, PoolStreamIsNotOfferedForStridesAlongW) {
   Task task = parse_task(R"({
