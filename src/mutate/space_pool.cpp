@@ -215,6 +215,8 @@ class PoolStreamSpace : public PoolSpaceBase {
     const Node& node = tg_->graph().nodes[static_cast<size_t>(m_.node)];
     const int64_t bw = v["kBlockW"], bh = v["kBlockH"], cols = v["kCols"], rows = v["kRows"], ahead = v["kAhead"];
     const int64_t vec = vectors_ ? v["kVec"] : 1, stage = vectors_ ? v["kStage"] : 0;
+    const int64_t occupancy = vectors_ ? v["kOccupancy"] : 0;  // threads per SM asked of ptxas (0: its choice)
+    const int64_t rolled = vectors_ ? v["kRolled"] : 0;
     const auto [planes, H, W, OH, OW] = sizes();
     const Window& w = m_.win;
 
@@ -241,14 +243,17 @@ class PoolStreamSpace : public PoolSpaceBase {
       << " step(s) are loaded while a step computes.\n"
       << "// A block is " << warps_w << " strip(s) side by side x " << bh << " walk(s) stacked.";
     if (stage) k << " Stores go through shared memory, 32 consecutive floats per instruction.";
+    if (occupancy) k << "\n// Registers are capped so that " << occupancy << " threads fit an SM.";
     k << "\n";
-    k << "extern \"C\" __global__ void __launch_bounds__(" << bw * bh << ") kevo_pool(";
+    k << "extern \"C\" __global__ void __launch_bounds__(" << bw * bh;
+    if (occupancy) k << ", " << occupancy / (bw * bh);  // blocks per SM: ptxas keeps registers within that
+    k << ") kevo_pool(";
     for (size_t i = 0; i < params.size(); ++i) k << (i ? ", " : "") << params[i];
     k << ") {\n  Body::Params p{";
     for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
     k << "};\n  kevo::pool2d_stream<Window, /*kBlockW=*/" << bw << ", /*kBlockH=*/" << bh << ", /*kCols=*/" << cols
       << ", /*kRows=*/" << rows << ", /*kAhead=*/" << ahead << ", /*kVec=*/" << vec << ", /*kStage=*/" << stage
-      << ", Body>(p, H, W, OH, OW, groups_h, groups_w);\n}\n";
+      << ", /*kRolled=*/" << (rolled ? "true" : "false") << ", Body>(p, H, W, OH, OW, groups_h, groups_w);\n}\n";
 
     nlohmann::json step = {{"kernel", "kevo_pool"},
                            {"grid", nlohmann::json::array({planes + " * " + groups_h + " * " + groups_w})},
@@ -264,6 +269,8 @@ class PoolStreamSpace : public PoolSpaceBase {
     if (vec > 1) comment << " (vectors of " << vec << ")";
     comment << ", walks of " << rows << " output rows, " << ahead << " step(s) loaded ahead";
     if (stage) comment << ", stores staged in shared memory";
+    if (occupancy) comment << ", registers for " << occupancy << " threads per SM";
+    if (rolled) comment << ", the walk's loop rolled";
     comment << ".";
     return candidate_text(task, task.name + "_pool", plan, comment.str(),
                           family_source("common") + "\n" + family_source("pool") + "\n" +

@@ -5,7 +5,8 @@
 // rows from a ring of the last input rows' horizontal results kept in registers, so each input
 // element is loaded once, plus a halo: the window's columns left and right of the strip, and the
 // (kH - 1) * dH input rows shared with the next warp down. kAhead steps' input rows are in
-// flight while a step computes. With kVec > 1 a lane's outputs are kVec adjacent columns: they
+// flight while a step computes (the walk's loop unrolled so that its rotations are pure
+// register renaming, or kept rolled for fewer registers). With kVec > 1 a lane's outputs are kVec adjacent columns: they
 // are stored directly (kStage 0) or through the warp's slice of shared memory, so that each
 // store instruction writes 32 consecutive floats (kStage 1). Pasted after pool/pool.cuh
 // (Window, PoolOp, pool_divisor, pool_tile).
@@ -179,7 +180,7 @@ __device__ __forceinline__ void stream_window(const StreamRow<kCols, kVec>& r, f
 // kBlockH along H (consecutive groups of kRows output rows); the 1-D grid enumerates
 // planes x groups_h x groups_w, W fastest, so the warps sharing a halo run together.
 template <typename Window, int kBlockW, int kBlockH, int kCols, int kRows, int kAhead, int kVec, int kStage,
-          typename Body>
+          bool kRolled, typename Body>
 __device__ __forceinline__ void pool2d_stream(const typename Body::Params& p, int H, int W, int OH, int OW,
                                               int groups_h, int groups_w) {
   static_assert(kBlockW % 32 == 0, "whole warps along W");
@@ -189,7 +190,9 @@ __device__ __forceinline__ void pool2d_stream(const typename Body::Params& p, in
   using S = StreamSteps<Window>;
   using C = StreamCols<Window, kVec>;
   static_assert(C::kLeft >= 0 && C::kRight >= 0 && C::kHaloL + C::kHaloR <= 32, "halos of one vector per lane");
-  constexpr int kUnroll = S::unroll(kAhead, kRows);
+  // Rolled: one step per iteration, the ring and the queue rotating by register moves (fewer
+  // registers); otherwise enough steps that the rotations are renaming.
+  constexpr int kUnroll = kRolled ? 1 : S::unroll(kAhead, kRows);
   constexpr int kStrip = 32 * kCols * kVec;  // columns of a warp's strip
 
   const int lane = threadIdx.x & 31;
