@@ -157,6 +157,15 @@ std::vector<std::vector<const Exported*>> rounds(const std::vector<Exported>& al
     if (programs.size() <= round) programs.emplace_back();
     programs[round].push_back(&e);
   }
+  // A task with more spaces than the others leaves its last headers alone: another task's first
+  // header joins them, so every program still holds several tasks' namespaces.
+  for (auto& program : programs)
+    if (program.size() == 1)
+      for (const Exported* other : programs.front())
+        if (other->task != program.front()->task) {
+          program.push_back(other);
+          break;
+        }
   return programs;
 }
 
