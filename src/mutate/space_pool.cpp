@@ -97,7 +97,8 @@ class PoolSpaceBase : public DesignSpace {
              << ", p." << input_name(leaf) << " + i);\n";
       std::string result;
       body << "#pragma unroll\n    for (int e = 0; e < kVec; ++e) {\n";
-      body << emit_region(gr, m_.prologue, [&](int leaf) { return "in_" + input_name(leaf) + "[e]"; }, "      ", &result);
+      body << emit_region(
+          gr, m_.prologue, [&](int leaf) { return "in_" + input_name(leaf) + "[e]"; }, "      ", &result);
       body << "      r[e] = " << result << ";\n    }\n";
     }
     body << "  }\n\n";

@@ -6,10 +6,10 @@
 // element is loaded once, plus a halo: the window's columns left and right of the strip, and the
 // (kH - 1) * dH input rows shared with the next warp down. kAhead steps' input rows are in
 // flight while a step computes (the walk's loop unrolled so that its rotations are pure
-// register renaming, or kept rolled for fewer registers). With kVec > 1 a lane's outputs are kVec adjacent columns: they
-// are stored directly (kStage 0) or through the warp's slice of shared memory, so that each
-// store instruction writes 32 consecutive floats (kStage 1). Pasted after pool/pool.cuh
-// (Window, PoolOp, pool_divisor, pool_tile).
+// register renaming, or kept rolled for fewer registers). With kVec > 1 a lane's outputs are
+// kVec adjacent columns: they are stored directly (kStage 0) or through the warp's slice of
+// shared memory, so that each store instruction writes 32 consecutive floats (kStage 1). Pasted
+// after pool/pool.cuh (Window, PoolOp, pool_divisor, pool_tile).
 #pragma once
 
 namespace kevo {
@@ -232,8 +232,9 @@ __device__ __forceinline__ void pool2d_stream(const typename Body::Params& p, in
 #pragma unroll
       for (int t = 0; t < S::kNew; ++t)
         if (S::used(S::kCarry + t))
-          stream_load<Window, Op, kCols, kVec, Body>(ahead[a][t], p, in_plane, ih0 + a * Window::kStrideH + S::kCarry + t,
-                                               a < steps, H, W, col, lane);
+          stream_load<Window, Op, kCols, kVec, Body>(ahead[a][t], p, in_plane,
+                                                     ih0 + a * Window::kStrideH + S::kCarry + t, a < steps, H, W, col,
+                                                     lane);
 #pragma unroll
     for (int q = 0; q < S::kCarry; ++q)
       if (S::used(q)) stream_window<Window, Op, kCols, kVec>(first[q], ring[q], lane);
@@ -254,8 +255,8 @@ __device__ __forceinline__ void pool2d_stream(const typename Body::Params& p, in
     for (int t = 0; t < S::kNew; ++t)
       if (S::used(S::kCarry + t))
         stream_load<Window, Op, kCols, kVec, Body>(ahead[kAhead - 1][t], p, in_plane,
-                                             ih0 + (s + kAhead) * Window::kStrideH + S::kCarry + t, s + kAhead < steps,
-                                             H, W, col, lane);
+                                                   ih0 + (s + kAhead) * Window::kStrideH + S::kCarry + t,
+                                                   s + kAhead < steps, H, W, col, lane);
 #pragma unroll
     for (int t = 0; t < S::kNew; ++t)
       if (S::used(S::kCarry + t)) stream_window<Window, Op, kCols, kVec>(rows[t], ring[S::kCarry + t], lane);
@@ -272,7 +273,8 @@ __device__ __forceinline__ void pool2d_stream(const typename Body::Params& p, in
 #pragma unroll
         for (int kh = 1; kh < Window::kH; ++kh) v = Op::combine(v, ring[kh * Window::kDilationH][m][e]);
         if constexpr (Window::kAverage)
-          v /= pool_divisor<Window>(oh * Window::kStrideH - Window::kPadH, col + 32 * kVec * m + e - Window::kPadW, H, W);
+          v /= pool_divisor<Window>(oh * Window::kStrideH - Window::kPadH, col + 32 * kVec * m + e - Window::kPadW, H,
+                                    W);
         result[m][e] = v;
       }
     if constexpr (kStage) {
