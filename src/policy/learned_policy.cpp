@@ -51,6 +51,16 @@ constexpr int kValueBuckets = 32;
 constexpr int kValueSlots = 2 * kValueBuckets;
 constexpr int kActionFeatures = kOps + kSlots + kPointScalars + 2 * kSlots + kValueSlots + 2;
 constexpr int kFeatures = kStateFeatures + kActionFeatures;
+// The landscape model (the policy's value estimate of a genome): the task summary, the space's
+// family, every knob's position (as in the state) and every knob=value pair in its own buckets.
+constexpr int kFamilyBuckets = 8;
+constexpr int kGenomeValueBuckets = 128;
+constexpr int kModelFeatures = kTaskFeatures + 2 * kFamilyBuckets + kKnobStateFeatures + 2 * kGenomeValueBuckets;
+constexpr size_t kEnumerateUpTo = 8192;         // seeding scores every genome of a space this small,
+constexpr int kSampledGenomes = 2048;           // and this many random legal ones of a larger space
+constexpr int kFineTuneSteps = 20;              // landscape-model steps per generation on the run's own measurements
+constexpr double kFineTuneLr = 1e-3;
+constexpr size_t kFineTuneLatest = 256;         // on the run's latest measurements, at most this many
 constexpr size_t kRememberedChildren = 4096;    // children a point action will not propose again
 constexpr size_t kMinibatch = 8;                // transitions per gradient step
 
@@ -151,7 +161,8 @@ struct Pending {
   std::vector<int> excluded;   // masked out when it was sampled
   int chosen = 0;
   std::vector<int> picks;      // a multi-knob change: the point actions it combined, in order
-  double log_prob = 0;         // of `chosen` (and `picks`) under the network
+  double log_prob = 0;         // of `chosen` (and `picks`) under the network and the offsets
+  std::vector<float> offsets;  // the landscape model's term per action (empty: none)
 };
 
 // The point actions a multi-knob change may pick after `so_far`: one change per knob.
@@ -206,6 +217,64 @@ std::vector<Action> actions_of(const DesignSpace& space, const Situation& s) {
   return out;
 }
 
+// Position and presence of each knob of `g`, by the knob's name slots (kKnobStateFeatures floats).
+void knob_state(const DesignSpace& space, const Genome& g, float* k) {
+  const auto& knobs = space.knobs();
+  for (size_t i = 0; i < knobs.size() && i < g.values.size(); ++i) {
+    auto [a, b] = slots_of(knobs[i].name);
+    const float pos = static_cast<float>(position(knobs[i], g.values[i]));
+    k[a] += pos;
+    k[b] += pos;
+    k[kSlots + a] += 1.f;
+    k[kSlots + b] += 1.f;
+  }
+}
+
+// The landscape model's input for one genome (kModelFeatures floats, zeroed by the caller).
+void genome_features(const std::vector<float>& task, const DesignSpace& space, const Genome& g, float* f) {
+  std::copy(task.begin(), task.end(), f);
+  float* fam = f + kTaskFeatures;
+  const uint64_t h = fnv1a(space.id().substr(0, space.id().find('/')));  // "pool_vec" of "pool_vec/max_pool2d"
+  fam[h % kFamilyBuckets] = 1;
+  fam[kFamilyBuckets + (h >> 32) % kFamilyBuckets] = 1;
+  knob_state(space, g, fam + 2 * kFamilyBuckets);
+  float* val = fam + 2 * kFamilyBuckets + kKnobStateFeatures;
+  const auto& knobs = space.knobs();
+  for (size_t i = 0; i < knobs.size() && i < g.values.size(); ++i) {
+    const uint64_t v = splitmix(fnv1a(knobs[i].name) ^ static_cast<uint64_t>(g.values[i]));
+    val[v % kGenomeValueBuckets] += 1;
+    val[kGenomeValueBuckets + (v >> 32) % kGenomeValueBuckets] += 1;
+  }
+}
+
+torch::Tensor genome_rows(const std::vector<float>& task, const DesignSpace& space, const std::vector<Genome>& gs) {
+  torch::Tensor x = torch::zeros({static_cast<int64_t>(gs.size()), kModelFeatures}, torch::kFloat32);
+  float* d = x.data_ptr<float>();
+  for (size_t i = 0; i < gs.size(); ++i) genome_features(task, space, gs[i], d + i * kModelFeatures);
+  return x;
+}
+
+// Regression targets of one task's measurements: log fitness standardised over its valid
+// genomes (so tasks of any speed-up weigh alike), an invalid genome one deviation below the worst.
+std::vector<float> standardised(const std::vector<double>& fitness) {
+  double sum = 0, sq = 0, lo = INFINITY;
+  int n = 0;
+  for (double f : fitness)
+    if (f > 0) {
+      const double l = std::log(f);
+      sum += l;
+      sq += l * l;
+      lo = std::min(lo, l);
+      n++;
+    }
+  const double mean = n ? sum / n : 0;
+  const double sd = n ? std::max(0.02, std::sqrt(std::max(0.0, sq / n - mean * mean))) : 1;
+  std::vector<float> z;
+  for (double f : fitness)
+    z.push_back(static_cast<float>(f > 0 ? (std::log(f) - mean) / sd : (n ? (lo - mean) / sd - 1 : -1)));
+  return z;
+}
+
 void state_features(const std::vector<float>& task, const DesignSpace& space, const Situation& s, float* f) {
   std::copy(task.begin(), task.end(), f);
   float* p = f + kTaskFeatures;
@@ -218,15 +287,7 @@ void state_features(const std::vector<float>& task, const DesignSpace& space, co
   p[5] = static_cast<float>(std::log1p(std::max(0, q.spill_bytes)) / 10);
   p[6] = static_cast<float>(clamp(q.occupancy, 0, 1));
   float* k = p + kParentFeatures;
-  const auto& knobs = space.knobs();
-  for (size_t i = 0; i < knobs.size() && i < q.genome.values.size(); ++i) {
-    auto [a, b] = slots_of(knobs[i].name);
-    const float pos = static_cast<float>(position(knobs[i], q.genome.values[i]));
-    k[a] += pos;
-    k[b] += pos;
-    k[kSlots + a] += 1.f;
-    k[kSlots + b] += 1.f;
-  }
+  knob_state(space, q.genome, k);
   float* g = k + kKnobStateFeatures;
   g[0] = static_cast<float>(s.progress);
   g[1] = static_cast<float>(s.best_log_ratio);
@@ -361,6 +422,11 @@ Situation situation_from(const json& j) {
 struct State {
   int hidden = 64;
   Net net{nullptr};
+  // The landscape model: trained across tasks by fit_landscape() (model_examples genomes), then
+  // fine-tuned on the run's own measurements (`observed`: genome, fitness; 0 for an invalid one).
+  Net model{nullptr};
+  int64_t model_examples = 0;
+  std::vector<std::pair<Genome, double>> observed;
   std::unique_ptr<torch::optim::Adam> adam;
   int64_t next_token = 0, updates = 0;
   std::map<int64_t, Pending> pending;
@@ -379,6 +445,8 @@ State fresh_state(const LearnedPolicyConfig& c) {
   st.net = Net(kFeatures, c.hidden);
   init_parameters(st.net, c.seed);
   st.adam = make_adam(st.net, c.lr);
+  st.model = Net(kModelFeatures, c.hidden);
+  init_parameters(st.model, splitmix(c.seed ^ 0x6d6f64656cULL));
   return st;
 }
 
@@ -388,17 +456,23 @@ std::string serialize(const State& st) {
   meta["hidden"] = st.hidden;
   meta["next_token"] = st.next_token;
   meta["updates"] = st.updates;
+  meta["model_examples"] = st.model_examples;
+  json seen = json::array();
+  for (const auto& [g, f] : st.observed) seen.push_back({g.space, g.values, f});
+  meta["observed"] = seen;
   json pend = json::array();
   for (const auto& [token, p] : st.pending)
     pend.push_back({{"token", token}, {"generation", p.generation}, {"situation", situation_json(p.s)},
                     {"actions", p.actions}, {"excluded", p.excluded}, {"chosen", p.chosen}, {"picks", p.picks},
-                    {"log_prob", p.log_prob}});
+                    {"log_prob", p.log_prob}, {"offsets", p.offsets}});
   meta["pending"] = pend;
-  torch::serialize::OutputArchive root, net, adam;
+  torch::serialize::OutputArchive root, net, adam, model;
   st.net->save(net);
   st.adam->save(adam);
+  st.model->save(model);
   root.write("net", net);
   root.write("adam", adam);
+  root.write("model", model);
   std::vector<int64_t> children;
   for (uint64_t h : st.children) children.push_back(static_cast<int64_t>(h));
   root.write("children", torch::tensor(children, torch::kInt64));
@@ -439,6 +513,11 @@ State deserialize(const std::string& bytes, double lr) {
     if (st.hidden < 1 || st.hidden > 4096) bad("hidden width " + std::to_string(st.hidden));
     st.next_token = meta.at("next_token").get<int64_t>();
     st.updates = meta.at("updates").get<int64_t>();
+    // Checkpoints written before the landscape model have none (a fresh, untrained one).
+    st.model_examples = meta.value("model_examples", int64_t{0});
+    if (meta.contains("observed"))
+      for (const json& o : meta.at("observed"))
+        st.observed.push_back({Genome{o.at(0).get<std::string>(), o.at(1).get<std::vector<int64_t>>()}, o.at(2).get<double>()});
     for (const json& p : meta.at("pending")) {
       Pending q;
       q.generation = p.at("generation").get<int>();
@@ -448,6 +527,7 @@ State deserialize(const std::string& bytes, double lr) {
       q.chosen = p.at("chosen").get<int>();
       q.picks = p.at("picks").get<std::vector<int>>();
       q.log_prob = p.at("log_prob").get<double>();
+      q.offsets = p.value("offsets", std::vector<float>{});
       st.pending[p.at("token").get<int64_t>()] = std::move(q);
     }
     torch::serialize::InputArchive root, net, adam;
@@ -467,6 +547,14 @@ State deserialize(const std::string& bytes, double lr) {
     st.net->load(net);
     st.adam = make_adam(st.net, lr);
     st.adam->load(adam);
+    st.model = Net(kModelFeatures, st.hidden);
+    torch::serialize::InputArchive model;
+    if (root.try_read("model", model)) {
+      st.model->load(model);
+    } else {
+      if (st.model_examples > 0) bad("the landscape model's parameters are missing");
+      init_parameters(st.model, 1);
+    }
     for (auto& group : st.adam->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
   } catch (const json::exception& e) {
     bad(std::string("metadata: ") + e.what());
@@ -495,6 +583,7 @@ class LearnedPolicy : public Policy {
     st_.children.clear();
     st_.child_set.clear();
     st_.next_token = 0;
+    st_.observed.clear();
   }
 
   std::string name() const override { return c_.frozen ? "learned-frozen" : "learned"; }
@@ -517,6 +606,81 @@ class LearnedPolicy : public Policy {
 
   std::string checkpoint() const override { return serialize(st_); }
   void restore(const std::string& bytes) override { st_ = deserialize(bytes, c_.lr); }
+
+  // The run's measurements refine the landscape model (a model trained across tasks only: from
+  // scratch a few dozen genomes teach it too little to steer by).
+  void observe(const Context& ctx, const std::vector<Parent>& measured) override {
+    if (c_.frozen || !guided() || !ctx.spaces) return;
+    for (const Parent& m : measured) st_.observed.push_back({m.genome, m.fitness});
+    std::vector<std::pair<Genome, double>> known;
+    const size_t from = st_.observed.size() > kFineTuneLatest ? st_.observed.size() - kFineTuneLatest : 0;
+    for (const auto& o : std::vector<std::pair<Genome, double>>(st_.observed.begin() + static_cast<long>(from), st_.observed.end()))
+      if (const DesignSpace* sp = mutate::find_space(*ctx.spaces, o.first.space); sp && sp->knobs().size() == o.first.values.size())
+        known.push_back(o);
+    if (known.size() < 2) return;
+    std::vector<torch::Tensor> rows;
+    std::vector<double> fitness;
+    for (const auto& [g, f] : known) {
+      rows.push_back(genome_rows(task_features(ctx.task), *mutate::find_space(*ctx.spaces, g.space), {g}));
+      fitness.push_back(f);
+    }
+    const torch::Tensor x = torch::cat(rows);
+    const std::vector<float> z = standardised(fitness);
+    const torch::Tensor y = torch::tensor(z, torch::kFloat32);
+    torch::optim::Adam adam(st_.model->parameters(), torch::optim::AdamOptions(kFineTuneLr));
+    for (int step = 0; step < kFineTuneSteps; ++step) {
+      torch::Tensor loss = torch::mse_loss(st_.model->forward(x), y);
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+    }
+  }
+
+  // With a landscape model trained across tasks, the seeds are the genomes it rates highest of
+  // every space (all of a small space, a sample of a large one) not proposed before in the run.
+  std::vector<Proposal> seeds(const Context& ctx, int n, std::mt19937_64& rng) override {
+    if (!guided() || !ctx.spaces || n <= 0) return {};
+    torch::NoGradGuard no_grad;
+    std::vector<std::pair<float, Genome>> rated;
+    for (const auto& sp : *ctx.spaces) {
+      std::vector<Genome> candidates;
+      std::unordered_set<uint64_t> seen;
+      auto consider = [&](Genome g) {
+        const uint64_t h = genome_hash(g);
+        if (st_.child_set.count(h) || !seen.insert(h).second) return;
+        candidates.push_back(std::move(g));
+      };
+      if (sp->size() <= kEnumerateUpTo) {
+        for (Genome g : enumerate(*sp))
+          if (sp->legal(g)) consider(std::move(g));
+      } else {
+        for (int i = 0; i < kSampledGenomes; ++i) {
+          try {
+            consider(sp->random_genome(rng));
+          } catch (const std::runtime_error&) {
+            break;  // no legal genome found: the space has none to offer
+          }
+        }
+      }
+      if (candidates.empty()) continue;
+      const torch::Tensor v = st_.model->forward(genome_rows(task_features(ctx.task), *sp, candidates)).contiguous();
+      for (size_t i = 0; i < candidates.size(); ++i) rated.emplace_back(v.data_ptr<float>()[i], std::move(candidates[i]));
+    }
+    // The best first; ties by the genome's text so the order is the same with every library.
+    std::sort(rated.begin(), rated.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second.to_string() < b.second.to_string();
+    });
+    std::vector<Proposal> out;
+    for (auto& [score, g] : rated) {
+      if (static_cast<int>(out.size()) >= n) break;
+      Proposal p;
+      p.op = Operator::Seed;
+      p.child = std::move(g);
+      remember(p.child);
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
 
  private:
   const std::vector<float>& task_features(const Task* task) {
@@ -580,7 +744,10 @@ class LearnedPolicy : public Policy {
         excluded.push_back(static_cast<int>(i));
       }
     torch::Tensor logits_t = net()->forward(features(task_features(ctx.task), *space, s, actions)).contiguous();
-    const float* logits = logits_t.data_ptr<float>();
+    const std::vector<float> terms = offsets(ctx, *space, s, actions);
+    std::vector<float> combined(logits_t.data_ptr<float>(), logits_t.data_ptr<float>() + actions.size());
+    for (size_t i = 0; i < terms.size(); ++i) combined[i] += terms[i];
+    const float* logits = combined.data();
     while (std::find(allowed.begin(), allowed.end(), 1) != allowed.end()) {
       const size_t pick = draw(logits, allowed, rng);
       const Action& a = actions[pick];
@@ -656,6 +823,7 @@ class LearnedPolicy : public Policy {
         q.chosen = static_cast<int>(pick);
         q.picks = std::move(picks);
         q.log_prob = net_log_prob;
+        q.offsets = terms;
         p.token = st_.next_token;
         st_.pending[p.token] = std::move(q);
       }
@@ -712,6 +880,7 @@ class LearnedPolicy : public Policy {
     std::vector<std::vector<char>> masks;
     std::vector<int64_t> chosen;
     std::vector<float> old_lp, advantages;
+    std::vector<std::vector<float>> terms;  // the landscape model's offsets when the action was drawn
     // A multi-knob change's picks: (pick, the point actions it was drawn among) per step.
     std::vector<std::vector<std::pair<int, std::vector<char>>>> steps;
     size_t width = 0;
@@ -735,6 +904,7 @@ class LearnedPolicy : public Policy {
       xs.push_back(features(task_features(ctx.task), space, p.s, actions));
       masks.push_back(std::move(mask));
       chosen.push_back(p.chosen);
+      terms.push_back(p.offsets.size() == actions.size() ? p.offsets : std::vector<float>(actions.size(), 0.f));
       old_lp.push_back(static_cast<float>(p.log_prob));
       advantages.push_back(static_cast<float>(adv[i]));
       width = std::max(width, actions.size());
@@ -743,8 +913,11 @@ class LearnedPolicy : public Policy {
     if (rows < 2) return;
     torch::Tensor x = torch::zeros({rows, static_cast<int64_t>(width), kFeatures});
     torch::Tensor mask = torch::zeros({rows, static_cast<int64_t>(width)}, torch::kBool);
+    torch::Tensor shift = torch::zeros({rows, static_cast<int64_t>(width)});
     for (int64_t i = 0; i < rows; ++i) {
       x[i].narrow(0, 0, xs[static_cast<size_t>(i)].size(0)).copy_(xs[static_cast<size_t>(i)]);
+      const std::vector<float>& t = terms[static_cast<size_t>(i)];
+      shift[i].narrow(0, 0, static_cast<int64_t>(t.size())).copy_(torch::tensor(t, torch::kFloat32));
       auto m = mask.accessor<bool, 2>();
       for (size_t j = 0; j < masks[static_cast<size_t>(i)].size(); ++j) m[i][static_cast<int64_t>(j)] = masks[static_cast<size_t>(i)][j] != 0;
     }
@@ -766,7 +939,7 @@ class LearnedPolicy : public Policy {
                                                                      order.begin() + static_cast<long>(to)),
                                                 torch::kInt64);
         const torch::Tensor off_b = off.index_select(0, idx);
-        const torch::Tensor scores = net()->forward(x.index_select(0, idx));
+        const torch::Tensor scores = net()->forward(x.index_select(0, idx)) + shift.index_select(0, idx);
         torch::Tensor logp_all = torch::log_softmax(scores.masked_fill(off_b, -1e9), 1);
         torch::Tensor logp = logp_all.gather(1, pick.index_select(0, idx)).squeeze(1);
         logp = logp + multi_log_prob(scores, order, from, to, steps);
@@ -812,6 +985,50 @@ class LearnedPolicy : public Policy {
 
   Net& net() { return st_.net; }
 
+  // Whether the landscape model steers proposals: once it has been trained across tasks.
+  bool guided() const { return st_.model_examples > 0; }
+
+  // Every genome of a space (legal or not), in mixed-radix order.
+  static std::vector<Genome> enumerate(const DesignSpace& space) {
+    const auto& knobs = space.knobs();
+    std::vector<Genome> out;
+    std::vector<size_t> at(knobs.size(), 0);
+    for (uint64_t k = 0; k < space.size(); ++k) {
+      Genome g{space.id(), {}};
+      for (size_t i = 0; i < knobs.size(); ++i) g.values.push_back(knobs[i].values[at[i]]);
+      out.push_back(std::move(g));
+      for (size_t i = 0; i < knobs.size() && ++at[i] == knobs[i].values.size(); ++i) at[i] = 0;
+    }
+    return out;
+  }
+
+  // The landscape model's term of each action's logit: weight x (the child's predicted standardised
+  // log fitness - the best one's), for the point changes; the other moves, whose children are drawn
+  // after the choice, get the median of those terms. Empty when the model does not steer.
+  std::vector<float> offsets(const Context& ctx, const DesignSpace& space, const Situation& s,
+                             const std::vector<Action>& actions) {
+    if (!guided()) return {};
+    std::vector<Genome> children;
+    std::vector<size_t> at;
+    for (size_t i = 0; i < actions.size(); ++i)
+      if (actions[i].op == Operator::Point) {
+        children.push_back(mutate::apply(s.parent.genome, {{actions[i].knob, actions[i].value}}));
+        at.push_back(i);
+      }
+    std::vector<float> out(actions.size(), 0.f);
+    if (children.empty()) return out;
+    const torch::Tensor v = st_.model->forward(genome_rows(task_features(ctx.task), space, children)).contiguous();
+    const float* p = v.data_ptr<float>();
+    const float top = *std::max_element(p, p + children.size());
+    std::vector<float> terms;
+    for (size_t j = 0; j < children.size(); ++j) terms.push_back(static_cast<float>(c_.model_weight) * (p[j] - top));
+    std::vector<float> sorted = terms;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
+    std::fill(out.begin(), out.end(), sorted[sorted.size() / 2]);
+    for (size_t j = 0; j < at.size(); ++j) out[at[j]] = terms[j];
+    return out;
+  }
+
   LearnedPolicyConfig c_;
   State st_;
   const Task* task_ = nullptr;
@@ -823,6 +1040,51 @@ class LearnedPolicy : public Policy {
 
 std::unique_ptr<Policy> make_learned_policy(const LearnedPolicyConfig& c) {
   return std::make_unique<LearnedPolicy>(c);
+}
+
+std::string fit_landscape(const LearnedPolicyConfig& c, const std::vector<LandscapeTask>& tasks, int steps) {
+  torch::set_num_threads(1);
+  State st = c.init.empty() ? fresh_state(c) : deserialize(c.init, c.lr);
+  std::vector<torch::Tensor> xs;
+  std::vector<float> ys;
+  for (const LandscapeTask& t : tasks) {
+    if (!t.task || !t.spaces) continue;
+    const std::vector<float> summary = task_summary(*t.task);
+    std::vector<double> fitness;
+    for (const Parent& m : t.measured) {
+      const DesignSpace* sp = mutate::find_space(*t.spaces, m.genome.space);
+      if (!sp || sp->knobs().size() != m.genome.values.size()) continue;
+      xs.push_back(genome_rows(summary, *sp, {m.genome}));
+      fitness.push_back(m.fitness);
+    }
+    const std::vector<float> z = standardised(fitness);
+    ys.insert(ys.end(), z.begin(), z.end());
+  }
+  if (xs.size() < 2) throw std::runtime_error("landscape model: fewer than 2 measured genomes of the tasks' spaces");
+  const torch::Tensor x = torch::cat(xs), y = torch::tensor(ys, torch::kFloat32);
+  const int64_t n = x.size(0);
+  torch::optim::Adam adam(st.model->parameters(), torch::optim::AdamOptions(3e-3));
+  std::mt19937_64 shuffle(splitmix(0x6c616e6473636170ULL ^ static_cast<uint64_t>(n)));
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  constexpr size_t kBatch = 64;
+  for (int step = 0; step < steps;) {
+    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(shuffle() % i)]);
+    for (size_t from = 0; from < order.size() && step < steps; from += kBatch, ++step) {
+      const size_t to = std::min(order.size(), from + kBatch);
+      const torch::Tensor idx = torch::tensor(std::vector<int64_t>(order.begin() + static_cast<long>(from),
+                                                                   order.begin() + static_cast<long>(to)),
+                                              torch::kInt64);
+      torch::Tensor loss = torch::mse_loss(st.model->forward(x.index_select(0, idx)), y.index_select(0, idx));
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+    }
+  }
+  st.model_examples += n;
+  st.pending.clear();
+  st.observed.clear();
+  return serialize(st);
 }
 
 }  // namespace kevo::policy

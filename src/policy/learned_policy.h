@@ -21,9 +21,27 @@ struct LearnedPolicyConfig {
   int hidden = 64;       // width of the two hidden layers (a checkpoint brings its own)
   bool frozen = false;   // sample only, never update ("learned-frozen")
   std::string init;      // checkpoint bytes to start from (parameters and optimizer state); empty: fresh
+  // The landscape model's weight in the action logits (a mutation whose child it rates one standard
+  // deviation better is e^weight times likelier), once the model is trained across tasks.
+  double model_weight = 3.0;
 };
 
+// One task's measured genomes (fitness 0: invalid), with the task and its design spaces.
+struct LandscapeTask {
+  const Task* task = nullptr;
+  const std::vector<std::unique_ptr<mutate::DesignSpace>>* spaces = nullptr;
+  std::vector<Parent> measured;
+};
+
+// Fits the landscape model of the checkpoint `c.init` (a fresh policy when empty) to these tasks'
+// measurements (log fitness standardised per task; genomes of unknown spaces left out; `steps`
+// minibatches of 64) and returns
+// the checkpoint with it. Throws std::runtime_error (one line) for a bad checkpoint or no data.
+std::string fit_landscape(const LearnedPolicyConfig& c, const std::vector<LandscapeTask>& tasks, int steps = 3000);
+
 // Throws std::runtime_error (one line) when `init` is not a learned policy checkpoint.
+// Trained across tasks (fit_landscape), its landscape model chooses the seeds of empty islands
+// and weighs every mutation by the child it predicts; the run's measurements refine it.
 // checkpoint() holds the parameters, the optimizer state and what update() needs of the proposals
 // still waiting for their rewards; restore() brings all of it back, or throws std::runtime_error
 // (one line) and keeps the policy as it was.

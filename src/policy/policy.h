@@ -92,6 +92,12 @@ class Policy {
                                         std::mt19937_64& rng) = 0;
   // Learns from the last generation's transitions; pure search ignores them.
   virtual void update(const Context& context, const std::vector<Transition>& transitions) {}
+  // Every genome of the run measured in the last generation, seeds included (fitness 0: invalid),
+  // before update(); replays' unrecorded genomes are left out. For policies that model the landscape.
+  virtual void observe(const Context& context, const std::vector<Parent>& measured) {}
+  // The seeds of an empty (or re-seeded) island: a policy with a prior may choose them. Fewer than
+  // `n` (the default: none) leaves the seeding to the search, uniform over the legal genomes.
+  virtual std::vector<Proposal> seeds(const Context& context, int n, std::mt19937_64& rng) { return {}; }
   // Parameters and optimizer state, for the campaign file; empty for a stateless policy.
   virtual std::string checkpoint() const { return {}; }
   virtual void restore(const std::string& bytes) {}

@@ -398,6 +398,18 @@ struct Campaign::State {
   std::vector<policy::Proposal> draw(Batch& b, Run& run, Island& isl, int n, int g, std::mt19937_64& rng) {
     std::vector<policy::Proposal> out;
     if (isl.archive.empty() || isl.reseed) {
+      out = run.policy->seeds(context(run, g), n, rng);
+      if (out.size() >= static_cast<size_t>(n)) {
+        out.resize(static_cast<size_t>(n));
+        for (policy::Proposal& p : out) {
+          p.op = isl.reseed ? mutate::Operator::Reseed : mutate::Operator::Seed;
+          p.parents.clear();
+          p.token = -1;
+          p.action = std::string(mutate::to_string(p.op)) + " " + p.child.space + " (chosen by the policy)";
+        }
+        return out;
+      }
+      out.clear();
       for (int k = 0; k < n; ++k) out.push_back(seed_proposal(run, isl.reseed, rng));
       return out;
     }
@@ -578,6 +590,7 @@ struct Campaign::State {
     std::map<int, std::vector<policy::Transition>> transitions;
     std::map<int64_t, int64_t> group_of_parent;
     std::map<int64_t, double> reward_of;  // variant -> its reward
+    std::map<int, std::vector<policy::Parent>> measured;  // per run: what the policy may observe
     for (size_t i = 0; i < b.requests.size(); ++i) {
       const store::VariantRecord& v = b.variants[b.variant_of_request[i]];
       const store::MeasurementRecord& m = results[i];
@@ -597,6 +610,7 @@ struct Campaign::State {
       o.hash = v.source_hash;
       if (run.policy->wants_sources()) o.report = measurement_report(m, *run.task);
       run.outcomes[v.id] = o;
+      if (m.status != "unmeasured") measured[run.id].push_back(o.stats);
       const double run_best_before = run.best;
       if (o.valid) {
         Elite e{o.stats, cell_of(v.space, m.occupancy, config.occupancy_bands), b.generation};
@@ -642,6 +656,7 @@ struct Campaign::State {
       }
     }
     for (Run& run : runs) {
+      if (measured.count(run.id)) run.policy->observe(context(run, b.generation), measured[run.id]);
       if (transitions.count(run.id)) run.policy->update(context(run, b.generation), transitions[run.id]);
       stagnation(run);
       migrate(run, b.generation);

@@ -5,8 +5,16 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <set>
 
 #include "core/error.h"
+#include "core/task.h"
+#include "mutate/space.h"
+#include "policy/learned_policy.h"
+#include "store/campaign_file.h"
 
 namespace kevo::search {
 
@@ -22,6 +30,61 @@ void write_atomically(const std::string& path, const std::string& bytes) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot write the policy");
 }
 
+// What the landscape model learns from: per task, every measured genome (fitness 0 when
+// invalid), the first measurement of a genome kept.
+struct Landscape {
+  std::vector<std::unique_ptr<Task>> tasks;
+  std::vector<std::vector<std::unique_ptr<mutate::DesignSpace>>> spaces;
+  std::vector<std::vector<policy::Parent>> measured;
+  std::vector<std::set<std::pair<std::string, std::vector<int64_t>>>> seen;
+  std::map<std::string, size_t> index;  // task name -> position
+
+  void add_task(const std::string& file) {
+    auto t = std::make_unique<Task>(load_task(file));
+    if (index.count(t->name)) return;
+    index[t->name] = tasks.size();
+    spaces.push_back(mutate::lower(*t));
+    tasks.push_back(std::move(t));
+    measured.emplace_back();
+    seen.emplace_back();
+  }
+
+  void add(const store::CampaignContents& c) {
+    std::map<int32_t, std::string> task_of_run;
+    for (const store::RunRecord& r : c.runs) task_of_run[r.id] = r.task;
+    std::map<int64_t, const store::VariantRecord*> variant;
+    for (const store::VariantRecord& v : c.variants) variant[v.id] = &v;
+    for (const store::MeasurementRecord& m : c.measurements) {
+      if (m.status == "unmeasured") continue;
+      auto v = variant.find(m.variant);
+      if (v == variant.end() || v->second->space.empty()) continue;
+      auto t = index.find(task_of_run[v->second->run]);
+      if (t == index.end()) continue;
+      if (!seen[t->second].insert({v->second->space, v->second->genome}).second) continue;
+      policy::Parent p;
+      p.variant = m.variant;
+      p.genome = {v->second->space, v->second->genome};
+      p.fitness = m.status == "ok" && m.fitness > 0 ? m.fitness : 0;
+      measured[t->second].push_back(std::move(p));
+    }
+  }
+
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& m : measured) n += m.size();
+    return n;
+  }
+
+  // The checkpoint `policy` (fresh when empty) with its landscape model fitted to all of it.
+  std::string fit(const std::string& policy) const {
+    std::vector<policy::LandscapeTask> data;
+    for (size_t i = 0; i < tasks.size(); ++i) data.push_back({tasks[i].get(), &spaces[i], measured[i]});
+    policy::LearnedPolicyConfig lc;
+    lc.init = policy;
+    return policy::fit_landscape(lc, data);
+  }
+};
+
 }  // namespace
 
 std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig& config, int rounds,
@@ -36,6 +99,24 @@ std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig
   CampaignConfig c = config;
   c.arm = "learned";
   int step = 0;
+  // The landscape model first learns what the replay files recorded of these tasks, so the
+  // campaigns below train the mutation network beside the model it will run with; at the end it
+  // is fitted again to everything measured.
+  Landscape landscape;
+  for (const std::string& task : task_files) landscape.add_task(task);
+  for (const std::string& f : config.replay) landscape.add(store::read_campaign(f));
+  if (landscape.size() >= 2) {
+    if (!config.policy_init.empty()) {
+      std::ifstream in(config.policy_init, std::ios::binary);
+      if (!in) throw InputError(Location{config.policy_init, 0, 0}, "--policy-init", "cannot be read");
+      policy.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    try {
+      policy = landscape.fit(policy);
+    } catch (const std::runtime_error& e) {
+      throw InputError(Location{config.policy_init, 0, 0}, "--policy-init", e.what());
+    }
+  }
   for (int round = 0; round < rounds; ++round)
     for (const std::string& task : task_files) {
       c.seed = config.seed + static_cast<uint64_t>(step++);
@@ -52,6 +133,7 @@ std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig
         if (cp.kind == "policy" && (!last || cp.generation >= last->generation)) last = &cp;
       if (!last) throw std::runtime_error(task + ": the learned campaign left no policy checkpoint");
       policy = last->bytes;
+      landscape.add(k);
       write_atomically(out, policy);
       TrainStep s;
       s.round = round;
@@ -63,6 +145,10 @@ std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig
       steps.push_back(s);
       if (progress) progress(s);
     }
+  if (landscape.size() >= 2) {
+    policy = landscape.fit(policy);
+    write_atomically(out, policy);
+  }
   ::unlink(campaign_path.c_str());
   ::unlink(init_path.c_str());
   return steps;
