@@ -47,7 +47,8 @@ case $mode in
       # shellcheck disable=SC2086
       "$kevo" ablate "$root/tasks/$1.json" "${where[@]}" "${extra[@]}" $flags --seeds "$seeds" \
         --policy-init "$policies/$name.pt" --out "$out/$name.h5" --force > "$out/$name.log" 2>&1
-      "$kevo" report "$out/$name.h5" --html "$out/$name.html" --json "$out/$name.json" 2>&1 | grep "note: ablation"
+      "$kevo" report "$out/$name.h5" --html "$out/$name.html" --json "$out/$name.json" > /dev/null 2>&1
+      grep "evaluations to 95%" "$out/$name.log"
     }
     if [ "$gpus" -ge 2 ]; then
       for i in 0 2; do
