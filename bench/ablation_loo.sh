@@ -5,7 +5,7 @@
 # their recordings in results/spaces/, then `kevo ablate` of the held-out task with
 # --policy-init, on the replays or on the GPU.
 #
-#   bench/ablation_loo.sh train POLICY_DIR            train the four held-out policies (CPU)
+#   bench/ablation_loo.sh train POLICY_DIR            train the four held-out policies (CPU, in parallel)
 #   bench/ablation_loo.sh replay POLICY_DIR OUT_DIR    ablate on the replays (CPU)
 #   bench/ablation_loo.sh gpu POLICY_DIR OUT_DIR       ablate on the GPU(s): two tasks at a time
 #                                                      when there are two GPUs
@@ -28,8 +28,12 @@ case $mode in
       for t in "${recorded[@]}"; do [ "$t" = "$h" ] || train+=("$root/tasks/$t.json"); done
       train+=("$root"/tasks/train/*.json)
       "$kevo" train-policy "${train[@]}" --replay "$root/results/spaces" --replay "$root/results/spaces/train" \
-        --budget-evals 100 --population 4 --out "$policies/${h#*_}.pt" | tail -1 || exit 1
-    done ;;
+        --budget-evals 100 --population 4 --out "$policies/${h#*_}.pt" > "$policies/${h#*_}.log" 2>&1 &
+    done
+    failed=0
+    for job in $(jobs -p); do wait "$job" || failed=1; done
+    tail -n 1 "$policies"/*.log
+    exit $failed ;;
   replay|gpu)
     out=${3:?usage: bench/ablation_loo.sh $mode POLICY_DIR OUT_DIR}
     mkdir -p "$out"

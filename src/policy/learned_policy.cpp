@@ -456,6 +456,7 @@ std::string serialize(const State& st) {
   meta["hidden"] = st.hidden;
   meta["next_token"] = st.next_token;
   meta["updates"] = st.updates;
+  meta["model"] = true;  // the archive holds the landscape model
   meta["model_examples"] = st.model_examples;
   json seen = json::array();
   for (const auto& [g, f] : st.observed) seen.push_back({g.space, g.values, f});
@@ -548,8 +549,9 @@ State deserialize(const std::string& bytes, double lr) {
     st.adam = make_adam(st.net, lr);
     st.adam->load(adam);
     st.model = Net(kModelFeatures, st.hidden);
-    torch::serialize::InputArchive model;
-    if (root.try_read("model", model)) {
+    if (meta.value("model", false)) {
+      torch::serialize::InputArchive model;
+      root.read("model", model);
       st.model->load(model);
     } else {
       if (st.model_examples > 0) bad("the landscape model's parameters are missing");

@@ -597,16 +597,18 @@ Fingerprint fingerprint(const store::CampaignContents& k) {
   return f;
 }
 
-TEST(LearnedCampaign, ResumedAfterACrashFinishesWithTheUninterruptedArchive) {
+// A campaign of `config` crashed after 1, 2 and 4 batches and resumed ends as the uninterrupted one.
+void expect_resumes_to_the_uninterrupted_archive(const search::CampaignConfig& config) {
   testing::SyntheticEvaluator whole;
   const std::string path = temp_path("whole.h5");
-  auto c = search::Campaign::create(path, small_learned_config(), kSmallTasks, whole, "test");
+  auto c = search::Campaign::create(path, config, kSmallTasks, whole, "test");
   c->run();
   const store::CampaignContents all = store::read_campaign(path);
   const Fingerprint expected = fingerprint(all);
   // A checkpoint of each run's policy for every generation.
   std::map<int32_t, int> per_run;
-  for (const auto& cp : all.checkpoints) per_run[cp.run]++;
+  for (const auto& cp : all.checkpoints)
+    if (cp.kind == "policy") per_run[cp.run]++;
   for (const auto& [run, n] : per_run) {
     int generations = 0;
     for (const auto& g : all.generations) generations += g.run == run;
@@ -617,7 +619,7 @@ TEST(LearnedCampaign, ResumedAfterACrashFinishesWithTheUninterruptedArchive) {
     const std::string p = temp_path("crash.h5");
     testing::SyntheticEvaluator crashing;
     crashing.fail_after = crash_at;
-    auto campaign = search::Campaign::create(p, small_learned_config(), kSmallTasks, crashing, "test");
+    auto campaign = search::Campaign::create(p, config, kSmallTasks, crashing, "test");
     EXPECT_THROW(campaign->run(), std::runtime_error);
     campaign.reset();
     testing::SyntheticEvaluator rest;
@@ -627,6 +629,52 @@ TEST(LearnedCampaign, ResumedAfterACrashFinishesWithTheUninterruptedArchive) {
     std::remove(p.c_str());
   }
   std::remove(path.c_str());
+}
+
+TEST(LearnedCampaign, ResumedAfterACrashFinishesWithTheUninterruptedArchive) {
+  expect_resumes_to_the_uninterrupted_archive(small_learned_config());
+}
+
+// The same with a fitted landscape model (seeds chosen by it, mutations weighed by it, the model
+// refined on the run's measurements): what the checkpoints hold is enough to re-derive all of it.
+TEST(LearnedCampaign, WithALandscapeModelResumedAfterACrashFinishesWithTheUninterruptedArchive) {
+  const Fixture relu(kSmallTasks.front());
+  LandscapeTask data{&relu.task, &relu.spaces, {}};
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    Parent m;
+    m.genome = relu.space().random_genome(rng);
+    m.fitness = Landscape::fails(relu.space(), m.genome.values) ? 0 : Landscape::fitness(relu.space(), m.genome.values);
+    data.measured.push_back(m);
+  }
+  const std::string init = temp_path("landscape.pt");
+  write_file(init, fit_landscape({}, {data}, 300));
+  search::CampaignConfig c = small_learned_config();
+  c.policy_init = init;
+  expect_resumes_to_the_uninterrupted_archive(c);
+  // The model chose relu's seeds: on the landscape it was fitted to they score far above random
+  // search's seeds.
+  auto seed_fitness = [&](const search::CampaignConfig& config) {
+    testing::SyntheticEvaluator ev;
+    const std::string path = temp_path("seeded.h5");
+    search::Campaign::create(path, config, kSmallTasks, ev, "test")->run();
+    double sum = 0;
+    int n = 0;
+    for (const auto& v : store::read_campaign(path).variants)
+      if (v.run == 0 && v.op == "seed" && v.duplicate_of == -1) {
+        sum += Landscape::fails(relu.space(), v.genome) ? 0 : Landscape::fitness(relu.space(), v.genome);
+        n++;
+      }
+    std::remove(path.c_str());
+    EXPECT_GT(n, 0);
+    return n ? sum / n : 0;
+  };
+  search::CampaignConfig r = small_learned_config();
+  r.arm = "random";
+  const double guided = seed_fitness(c), uniform = seed_fitness(r);
+  std::cout << "relu seeds' mean landscape fitness: chosen by the model " << guided << ", random " << uniform << "\n";
+  EXPECT_GT(guided, 1.3 * uniform);
+  std::remove(init.c_str());
 }
 
 TEST(LearnedCampaign, FrozenArmSamplesFromItsCheckpointAndNeverUpdates) {
