@@ -9,7 +9,8 @@
 #   bench/ablation_loo.sh replay POLICY_DIR OUT_DIR    ablate on the replays (CPU)
 #   bench/ablation_loo.sh gpu POLICY_DIR OUT_DIR       ablate on the GPU(s): two tasks at a time
 #                                                      when there are two GPUs
-# Flags of the ablations: ABLATE_FLAGS (default below); SEEDS (5), BUDGET (100 on replay, 40 on the GPU).
+# Flags of the ablations: ABLATE_FLAGS (default below); SEEDS (5), BUDGET (100 on replay, 40 on the GPU);
+# of the training campaigns: TRAIN_FLAGS (--budget-evals 100 --population 4).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kevo=${KEVO:-$root/build/kevo}
@@ -28,7 +29,7 @@ case $mode in
       for t in "${recorded[@]}"; do [ "$t" = "$h" ] || train+=("$root/tasks/$t.json"); done
       train+=("$root"/tasks/train/*.json)
       "$kevo" train-policy "${train[@]}" --replay "$root/results/spaces" --replay "$root/results/spaces/train" \
-        --budget-evals 100 --population 4 --out "$policies/${h#*_}.pt" > "$policies/${h#*_}.log" 2>&1 &
+        ${TRAIN_FLAGS:---budget-evals 100 --population 4} --out "$policies/${h#*_}.pt" > "$policies/${h#*_}.log" 2>&1 &
     done
     failed=0
     for job in $(jobs -p); do wait "$job" || failed=1; done

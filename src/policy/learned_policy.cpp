@@ -379,9 +379,12 @@ std::string one_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 // ---- checkpoint --------------------------------------------------------------------------------
 //
-// "kevo-learned-policy 1 <meta bytes> <tensor bytes> <sha256 of both>\n", then the metadata (JSON:
-// shapes, counters, proposals waiting for rewards), then a torch archive with the network ("net"),
-// Adam's state ("adam") and the hashes of the children proposed so far ("children").
+// "kevo-learned-policy 2 <meta bytes> <tensor bytes> <sha256 of both>\n", then the metadata (JSON:
+// shapes, counters, proposals waiting for rewards, the hashes of the children proposed so far,
+// Adam's step per parameter, the list of tensors with their shapes), then the tensors as raw
+// little-endian float32: the network ("net.*"), the landscape model ("model.*") and Adam's moments
+// ("adam.*"). A checkpoint written by one LibTorch reads with any other. Version 1 (still read)
+// held a torch archive instead, which only the LibTorch version that wrote it reads safely.
 
 const char* kMagic = "kevo-learned-policy";
 
@@ -450,6 +453,25 @@ State fresh_state(const LearnedPolicyConfig& c) {
   return st;
 }
 
+// Adam's per-parameter state is keyed by the parameter's TensorImpl: a string of its address in
+// LibTorch 1.x, the address itself in 2.x.
+template <class Key>
+Key state_key(const torch::Tensor& p);
+template <>
+[[maybe_unused]] std::string state_key<std::string>(const torch::Tensor& p) {
+  return c10::guts::to_string(p.unsafeGetTensorImpl());
+}
+template <>
+[[maybe_unused]] void* state_key<void*>(const torch::Tensor& p) {
+  return p.unsafeGetTensorImpl();
+}
+using AdamKey = std::decay_t<decltype(std::declval<torch::optim::Adam&>().state())>::key_type;
+
+const torch::optim::AdamParamState* adam_state(torch::optim::Adam& adam, const torch::Tensor& p) {
+  auto it = adam.state().find(state_key<AdamKey>(p));
+  return it == adam.state().end() ? nullptr : static_cast<const torch::optim::AdamParamState*>(it->second.get());
+}
+
 std::string serialize(const State& st) {
   json meta;
   meta["features"] = kFeatures;
@@ -467,21 +489,34 @@ std::string serialize(const State& st) {
                     {"actions", p.actions}, {"excluded", p.excluded}, {"chosen", p.chosen}, {"picks", p.picks},
                     {"log_prob", p.log_prob}, {"offsets", p.offsets}});
   meta["pending"] = pend;
-  torch::serialize::OutputArchive root, net, adam, model;
-  st.net->save(net);
-  st.adam->save(adam);
-  st.model->save(model);
-  root.write("net", net);
-  root.write("adam", adam);
-  root.write("model", model);
   std::vector<int64_t> children;
   for (uint64_t h : st.children) children.push_back(static_cast<int64_t>(h));
-  root.write("children", torch::tensor(children, torch::kInt64));
-  std::ostringstream tensors;
-  root.save_to(tensors);
-  const std::string m = meta.dump(), t = tensors.str();
-  return std::string(kMagic) + " 1 " + std::to_string(m.size()) + " " + std::to_string(t.size()) + " " +
-         Sha256().update(m).update(t).hex_digest() + "\n" + m + t;
+  meta["children"] = children;
+  // Every tensor as raw float32, named and shaped in the metadata: the same bytes whatever
+  // LibTorch wrote them (torch archives of Adam's state do not cross LibTorch versions).
+  std::string blob;
+  json list = json::array();
+  auto put = [&](const std::string& name, const torch::Tensor& t) {
+    const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
+    list.push_back({name, c.sizes().vec()});
+    blob.append(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<size_t>(c.numel()) * sizeof(float));
+  };
+  for (const auto& p : st.net->named_parameters()) put("net." + p.key(), p.value());
+  for (const auto& p : st.model->named_parameters()) put("model." + p.key(), p.value());
+  json steps = json::array();
+  for (const auto& p : st.net->named_parameters()) {
+    const torch::optim::AdamParamState* a = adam_state(*st.adam, p.value());
+    steps.push_back(a ? a->step() : 0);
+    if (a) {
+      put("adam." + p.key() + ".exp_avg", a->exp_avg());
+      put("adam." + p.key() + ".exp_avg_sq", a->exp_avg_sq());
+    }
+  }
+  meta["adam_steps"] = steps;
+  meta["tensors"] = list;
+  const std::string m = meta.dump();
+  return std::string(kMagic) + " 2 " + std::to_string(m.size()) + " " + std::to_string(blob.size()) + " " +
+         Sha256().update(m).update(blob).hex_digest() + "\n" + m + blob;
 }
 
 struct CheckpointError : std::runtime_error {
@@ -498,7 +533,7 @@ State deserialize(const std::string& bytes, double lr) {
   int version = 0;
   size_t meta_size = 0, tensor_size = 0;
   if (!(head >> magic >> version >> meta_size >> tensor_size >> digest)) bad("unreadable header");
-  if (version != 1) bad("format version " + std::to_string(version) + " (this kevo reads 1)");
+  if (version != 1 && version != 2) bad("format version " + std::to_string(version) + " (this kevo reads 1 and 2)");
   if (meta_size > bytes.size() || tensor_size > bytes.size() || eol + 1 + meta_size + tensor_size != bytes.size())
     bad("truncated or padded (" + std::to_string(bytes.size()) + " bytes, header says " +
         std::to_string(eol + 1 + meta_size + tensor_size) + ")");
@@ -531,31 +566,86 @@ State deserialize(const std::string& bytes, double lr) {
       q.offsets = p.value("offsets", std::vector<float>{});
       st.pending[p.at("token").get<int64_t>()] = std::move(q);
     }
-    torch::serialize::InputArchive root, net, adam;
-    std::istringstream in(t);
-    root.load_from(in);
-    root.read("net", net);
-    root.read("adam", adam);
-    torch::Tensor children;
-    root.read("children", children);
-    children = children.to(torch::kInt64).contiguous().view({-1});
-    for (int64_t i = 0; i < children.numel(); ++i) {
-      const uint64_t h = static_cast<uint64_t>(children.data_ptr<int64_t>()[i]);
-      st.children.push_back(h);
-      st.child_set.insert(h);
-    }
     st.net = Net(kFeatures, st.hidden);
-    st.net->load(net);
-    st.adam = make_adam(st.net, lr);
-    st.adam->load(adam);
     st.model = Net(kModelFeatures, st.hidden);
-    if (meta.value("model", false)) {
-      torch::serialize::InputArchive model;
-      root.read("model", model);
-      st.model->load(model);
-    } else {
-      if (st.model_examples > 0) bad("the landscape model's parameters are missing");
-      init_parameters(st.model, 1);
+    if (version == 2) {
+      for (const json& h : meta.at("children")) {
+        const uint64_t v = static_cast<uint64_t>(h.get<int64_t>());
+        st.children.push_back(v);
+        st.child_set.insert(v);
+      }
+      // Raw float32 tensors in the order the metadata lists them, each the shape it says.
+      std::map<std::string, torch::Tensor> tensors;
+      size_t at = 0;
+      for (const json& e : meta.at("tensors")) {
+        const std::vector<int64_t> shape = e.at(1).get<std::vector<int64_t>>();
+        int64_t n = 1;
+        for (int64_t d : shape) {
+          if (d < 0 || d > (int64_t{1} << 24)) bad("tensor " + e.at(0).get<std::string>() + " has a bad shape");
+          n *= d;
+        }
+        const size_t bytes_n = static_cast<size_t>(n) * sizeof(float);
+        if (at + bytes_n > t.size()) bad("tensor data truncated at " + e.at(0).get<std::string>());
+        torch::Tensor x = torch::empty(shape, torch::kFloat32);
+        std::memcpy(x.data_ptr<float>(), t.data() + at, bytes_n);
+        at += bytes_n;
+        tensors[e.at(0).get<std::string>()] = x;
+      }
+      if (at != t.size()) bad("tensor data of " + std::to_string(t.size()) + " bytes, the list says " + std::to_string(at));
+      auto take = [&](const std::string& name, const torch::Tensor& into) {
+        auto it = tensors.find(name);
+        if (it == tensors.end()) bad("tensor " + name + " is missing");
+        if (it->second.sizes() != into.sizes()) bad("tensor " + name + " has the wrong shape");
+        torch::NoGradGuard no_grad;
+        into.copy_(it->second);
+        return it->second;
+      };
+      for (const auto& p : st.net->named_parameters()) take("net." + p.key(), p.value());
+      if (meta.value("model", false)) {
+        for (const auto& p : st.model->named_parameters()) take("model." + p.key(), p.value());
+      } else {
+        if (st.model_examples > 0) bad("the landscape model's parameters are missing");
+        init_parameters(st.model, 1);
+      }
+      st.adam = make_adam(st.net, lr);
+      const std::vector<int64_t> steps = meta.at("adam_steps").get<std::vector<int64_t>>();
+      const auto params = st.net->named_parameters();
+      if (steps.size() != params.size()) bad("Adam's state lists " + std::to_string(steps.size()) + " parameters");
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (steps[i] <= 0) continue;  // no step taken on it yet: no state
+        auto a = std::make_unique<torch::optim::AdamParamState>();
+        a->step(steps[i]);
+        a->exp_avg(torch::zeros_like(params[i].value()));
+        a->exp_avg_sq(torch::zeros_like(params[i].value()));
+        take("adam." + params[i].key() + ".exp_avg", a->exp_avg());
+        take("adam." + params[i].key() + ".exp_avg_sq", a->exp_avg_sq());
+        st.adam->state()[state_key<AdamKey>(params[i].value())] = std::move(a);
+      }
+    } else {  // version 1: a torch archive (readable by the LibTorch version that wrote it)
+      torch::serialize::InputArchive root, net, adam;
+      std::istringstream in(t);
+      root.load_from(in);
+      root.read("net", net);
+      root.read("adam", adam);
+      torch::Tensor children;
+      root.read("children", children);
+      children = children.to(torch::kInt64).contiguous().view({-1});
+      for (int64_t i = 0; i < children.numel(); ++i) {
+        const uint64_t h = static_cast<uint64_t>(children.data_ptr<int64_t>()[i]);
+        st.children.push_back(h);
+        st.child_set.insert(h);
+      }
+      st.net->load(net);
+      st.adam = make_adam(st.net, lr);
+      st.adam->load(adam);
+      if (meta.value("model", false)) {
+        torch::serialize::InputArchive model;
+        root.read("model", model);
+        st.model->load(model);
+      } else {
+        if (st.model_examples > 0) bad("the landscape model's parameters are missing");
+        init_parameters(st.model, 1);
+      }
     }
     for (auto& group : st.adam->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
   } catch (const json::exception& e) {

@@ -494,9 +494,9 @@ TEST(LearnedPolicy, AFrozenPolicyNeverChanges) {
   expect_same(again->propose(f.context(10), probe, r4), frozen->propose(f.context(10), probe, r5));
 }
 
-// "kevo-learned-policy 1 META TENSORS SHA\n" + meta + tensors, rebuilt with a valid digest.
-std::string reseal(const std::string& meta, const std::string& tensors) {
-  return "kevo-learned-policy 1 " + std::to_string(meta.size()) + " " + std::to_string(tensors.size()) + " " +
+// "kevo-learned-policy 2 META TENSORS SHA\n" + meta + tensors, rebuilt with a valid digest.
+std::string reseal(const std::string& meta, const std::string& tensors, int version = 2) {
+  return "kevo-learned-policy " + std::to_string(version) + " " + std::to_string(meta.size()) + " " + std::to_string(tensors.size()) + " " +
          Sha256().update(meta).update(tensors).hex_digest() + "\n" + meta + tensors;
 }
 
@@ -520,6 +520,10 @@ TEST(LearnedPolicy, DamagedCheckpointsAreOneLineErrorsAndLeaveThePolicyAsItWas) 
   other_features.replace(other_features.find("\"features\":"), 11, "\"features\":1");
   std::string junk_tensors = tensors;
   for (size_t i = 0; i < junk_tensors.size(); i += 7) junk_tensors[i] = static_cast<char>(junk_tensors[i] ^ 0x5a);
+  std::string bad_shape = meta;
+  bad_shape.replace(bad_shape.find("\"net.l1.weight\",["), 17, "\"net.l1.weight\",[-");
+  std::string no_model = meta;
+  no_model.replace(no_model.find("\"model.l1.weight\""), 17, "\"model.lX.weight\"");
   std::vector<std::pair<std::string, std::string>> damaged = {
       {"empty", ""},
       {"text", "not a checkpoint at all"},
@@ -532,7 +536,10 @@ TEST(LearnedPolicy, DamagedCheckpointsAreOneLineErrorsAndLeaveThePolicyAsItWas) 
       {"metadata not JSON", reseal("{not json", tensors)},
       {"metadata of another policy", reseal(other_features, tensors)},
       {"metadata missing a field", reseal("{\"features\":1}", tensors)},
-      {"tensors damaged", reseal(meta, junk_tensors)},
+      {"tensors damaged, read as a version 1 torch archive", reseal(meta, junk_tensors, 1)},
+      {"a tensor of a negative shape", reseal(bad_shape, tensors)},
+      {"a tensor missing", reseal(no_model, tensors)},
+      {"tensors and one byte more", reseal(meta, tensors + "x")},
       {"tensors missing", reseal(meta, "")},
       {"tensors truncated", reseal(meta, tensors.substr(0, tensors.size() / 3))},
   };
