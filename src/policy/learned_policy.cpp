@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 #include <unordered_set>
 
 #include "core/sha256.h"
@@ -456,14 +457,14 @@ State fresh_state(const LearnedPolicyConfig& c) {
 // Adam's per-parameter state is keyed by the parameter's TensorImpl: a string of its address in
 // LibTorch 1.x, the address itself in 2.x.
 template <class Key>
-Key state_key(const torch::Tensor& p);
-template <>
-[[maybe_unused]] std::string state_key<std::string>(const torch::Tensor& p) {
-  return c10::guts::to_string(p.unsafeGetTensorImpl());
-}
-template <>
-[[maybe_unused]] void* state_key<void*>(const torch::Tensor& p) {
-  return p.unsafeGetTensorImpl();
+Key state_key(const torch::Tensor& p) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream os;  // what c10::guts::to_string made of the pointer
+    os << p.unsafeGetTensorImpl();
+    return os.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
 }
 using AdamKey = std::decay_t<decltype(std::declval<torch::optim::Adam&>().state())>::key_type;
 
