@@ -13,9 +13,11 @@
 # of the training campaigns: TRAIN_FLAGS (--budget-evals 100 --population 4).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-kevo=${KEVO:-$root/build/kevo}
+kevo=$(realpath "${KEVO:-$root/build/kevo}")
+# Paths relative to the repository root, so the commands the campaign files record name no machine's folders.
 mode=${1:?usage: bench/ablation_loo.sh train|replay|gpu POLICY_DIR [OUT_DIR]}
-policies=${2:?usage: bench/ablation_loo.sh train|replay|gpu POLICY_DIR [OUT_DIR]}
+policies=$(realpath -m --relative-to="$root" "${2:?usage: bench/ablation_loo.sh train|replay|gpu POLICY_DIR [OUT_DIR]}")
+cd "$root" || exit 1
 held=(01_relu 08_gelu_tanh_explicit 09_cumsum 12_max_pool2d)
 # Development tasks with replay sweeps in results/spaces/.
 recorded=(01_relu 02_gelu 03_softmax 05_layer_norm 08_gelu_tanh_explicit 09_cumsum 12_max_pool2d)
@@ -26,9 +28,9 @@ case $mode in
     mkdir -p "$policies"
     for h in "${held[@]}"; do
       train=()
-      for t in "${recorded[@]}"; do [ "$t" = "$h" ] || train+=("$root/tasks/$t.json"); done
-      train+=("$root"/tasks/train/*.json)
-      "$kevo" train-policy "${train[@]}" --replay "$root/results/spaces" --replay "$root/results/spaces/train" \
+      for t in "${recorded[@]}"; do [ "$t" = "$h" ] || train+=("tasks/$t.json"); done
+      train+=(tasks/train/*.json)
+      "$kevo" train-policy "${train[@]}" --replay results/spaces --replay results/spaces/train \
         ${TRAIN_FLAGS:---budget-evals 100 --population 4} --out "$policies/${h#*_}.pt" > "$policies/${h#*_}.log" 2>&1 &
     done
     failed=0
@@ -36,11 +38,11 @@ case $mode in
     tail -n 1 "$policies"/*.log
     exit $failed ;;
   replay|gpu)
-    out=${3:?usage: bench/ablation_loo.sh $mode POLICY_DIR OUT_DIR}
+    out=$(realpath -m --relative-to="$root" "${3:?usage: bench/ablation_loo.sh $mode POLICY_DIR OUT_DIR}")
     mkdir -p "$out"
     if [ "$mode" = replay ]; then
       flags=${ABLATE_FLAGS:---arms random,learned,learned-frozen --budget-evals ${BUDGET:-100} --population 4}
-      where=(--replay "$root/results/spaces")
+      where=(--replay results/spaces)
     else
       flags=${ABLATE_FLAGS:---arms random,learned --budget-evals ${BUDGET:-40} --population 4 --max-seconds 0.3 --trials 1}
       where=()
@@ -50,7 +52,7 @@ case $mode in
       local name=${1#*_} extra=()
       [ -n "$2" ] && extra=(--gpus "$2")
       # shellcheck disable=SC2086
-      "$kevo" ablate "$root/tasks/$1.json" "${where[@]}" "${extra[@]}" $flags --seeds "$seeds" \
+      "$kevo" ablate "tasks/$1.json" "${where[@]}" "${extra[@]}" $flags --seeds "$seeds" \
         --policy-init "$policies/$name.pt" --out "$out/$name.h5" --force > "$out/$name.log" 2>&1
       "$kevo" report "$out/$name.h5" --html "$out/$name.html" --json "$out/$name.json" > /dev/null 2>&1
       grep "evaluations to 95%" "$out/$name.log"

@@ -4,12 +4,13 @@
 # Each sweep stops at its deadline; a sweep file keeps every batch committed before it.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-kevo=${KEVO:-$root/build/kevo}
-out=${1:?usage: bench/train_corpus.sh OUT_DIR [SECONDS_PER_TASK] [LIMIT]}
+kevo=$(realpath "${KEVO:-$root/build/kevo}")
+out=$(realpath -m --relative-to="$root" "${1:?usage: bench/train_corpus.sh OUT_DIR [SECONDS_PER_TASK] [LIMIT]}")
+cd "$root" || exit 1  # relative paths: a sweep file records its command
 seconds=${2:-90}
 limit=${3:-360}
 mkdir -p "$out"
-for task in "$root"/tasks/train/*.json; do
+for task in tasks/train/*.json; do
   name=$(basename "$task" .json)
   start=$(date +%s)
   timeout -k 5 "$seconds" "$kevo" sweep "$task" --out "$out/$name.h5" --limit "$limit" --batch 16 \
