@@ -544,10 +544,14 @@ int cmd_train_policy(const std::vector<std::string>& args) {
     std::cout << "training a learned policy over " << tasks.size() << " task" << (tasks.size() == 1 ? "" : "s") << " x "
               << rounds << " round" << (rounds == 1 ? "" : "s") << ", " << c.budget_evals << " evaluations each, on "
               << evaluator->describe() << " -> " << out << "\n";
-    search::train_policy(out, c, rounds, tasks, *evaluator, [](const search::TrainStep& s) {
-      std::cout << "round " << s.round + 1 << " " << s.task << ": " << s.evaluations << " evaluations, best "
-                << fmt("%.3f", s.best) << "x\n";
-    });
+    const std::vector<search::TrainStep> steps =
+        search::train_policy(out, c, rounds, tasks, *evaluator, [](const search::TrainStep& s) {
+          std::cout << "round " << s.round + 1 << " " << s.task << ": " << s.evaluations << " evaluations, best "
+                    << fmt("%.3f", s.best) << "x\n";
+        });
+    if (!steps.empty() && steps.back().landscape >= 2)
+      std::cout << "landscape model fitted to " << steps.back().landscape
+                << " measured genomes of these tasks (replay recordings and the campaigns' measurements)\n";
   } catch (const InputError& e) {
     return input_error("train-policy", e);
   } catch (const std::runtime_error& e) {

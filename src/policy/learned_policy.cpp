@@ -704,7 +704,8 @@ class LearnedPolicy : public Policy {
   // scratch a few dozen genomes teach it too little to steer by).
   void observe(const Context& ctx, const std::vector<Parent>& measured) override {
     if (c_.frozen || !guided() || !ctx.spaces) return;
-    for (const Parent& m : measured) st_.observed.push_back({m.genome, m.fitness});
+    for (const Parent& m : measured)
+      if (!m.genome.space.empty()) st_.observed.push_back({m.genome, m.fitness});  // not a free-form child
     std::vector<std::pair<Genome, double>> known;
     const size_t from = st_.observed.size() > kFineTuneLatest ? st_.observed.size() - kFineTuneLatest : 0;
     for (const auto& o : std::vector<std::pair<Genome, double>>(st_.observed.begin() + static_cast<long>(from), st_.observed.end()))

@@ -214,6 +214,15 @@ class LlmPolicy : public Policy {
     if (templates_ && !mine.empty()) templates_->update(ctx, mine);
   }
 
+  // The template policy beside the model sees the measurements and may choose the seeds (a learned
+  // one with a fitted landscape model does); free-form children have no genome it could model.
+  void observe(const Context& ctx, const std::vector<Parent>& measured) override {
+    if (templates_) templates_->observe(ctx, measured);
+  }
+  std::vector<Proposal> seeds(const Context& ctx, int n, std::mt19937_64& rng) override {
+    return templates_ ? templates_->seeds(ctx, n, rng) : std::vector<Proposal>{};
+  }
+
   std::string checkpoint() const override { return templates_ ? templates_->checkpoint() : std::string(); }
   void restore(const std::string& bytes) override {
     if (templates_) templates_->restore(bytes);

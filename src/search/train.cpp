@@ -142,6 +142,7 @@ std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig
         s.evaluations = k.generations.back().evaluations;
         s.best = k.generations.back().best_fitness;
       }
+      s.landscape = static_cast<int64_t>(landscape.size());
       steps.push_back(s);
       if (progress) progress(s);
     }

@@ -17,12 +17,16 @@ struct TrainStep {
   std::string task;
   int64_t evaluations = 0;
   double best = 0;  // the campaign's best fitness
+  int64_t landscape = 0;  // measured genomes of the tasks known so far (replays and campaigns): what
+                          // the landscape model is fitted to at the end
 };
 
 // Runs `rounds` passes over the tasks; each step is a campaign of arm "learned" with `config`'s
 // budgets (seed: config.seed + step), written to "<out>.campaign.h5" and removed after. The policy's
 // last checkpoint is written to `out` (atomically) after every step, so an interrupted training
-// leaves a usable file. `config.policy_init` may name a checkpoint to start from.
+// leaves a usable file. `config.policy_init` may name a checkpoint to start from. The policy's
+// landscape model is fitted to the tasks' recordings in the replay files before the first campaign
+// and to those and every campaign's measurements after the last.
 std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig& config, int rounds,
                                     const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
                                     const std::function<void(const TrainStep&)>& progress = {});
