@@ -22,23 +22,14 @@ class ReplayEvaluator : public VariantEvaluator {
  public:
   explicit ReplayEvaluator(const std::vector<std::string>& files) : files_(files) {
     for (const std::string& f : files) {
-      store::CampaignContents c = store::read_campaign(f);
-      std::map<int32_t, std::string> task_of_run;
-      for (const store::RunRecord& r : c.runs) task_of_run[r.id] = r.task;
-      std::map<int64_t, const store::VariantRecord*> variant;
-      for (const store::VariantRecord& v : c.variants) variant[v.id] = &v;
-      for (const store::MeasurementRecord& m : c.measurements) {
-        if (m.status == "unmeasured") continue;
-        auto v = variant.find(m.variant);
-        if (v == variant.end()) continue;
-        const store::VariantRecord& var = *v->second;
-        const std::string& task = task_of_run[var.run];
+      store::for_each_measured(store::read_campaign(f), [&](const std::string& task, const store::VariantRecord& var,
+                                                            const store::MeasurementRecord& m) {
         store::MeasurementRecord r = m;
         r.gpu = "replay:" + f + (m.gpu.empty() ? "" : " (" + m.gpu + ")");
         if (!var.space.empty()) by_genome_.emplace(genome_key(task, var.space, var.genome), r);
         if (!var.source_hash.empty()) by_hash_.emplace(task + '\n' + var.source_hash, r);
         if (gpu_.empty() && !m.gpu.empty()) gpu_ = m.gpu;
-      }
+      });
     }
   }
 

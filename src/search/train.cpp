@@ -50,23 +50,16 @@ struct Landscape {
   }
 
   void add(const store::CampaignContents& c) {
-    std::map<int32_t, std::string> task_of_run;
-    for (const store::RunRecord& r : c.runs) task_of_run[r.id] = r.task;
-    std::map<int64_t, const store::VariantRecord*> variant;
-    for (const store::VariantRecord& v : c.variants) variant[v.id] = &v;
-    for (const store::MeasurementRecord& m : c.measurements) {
-      if (m.status == "unmeasured") continue;
-      auto v = variant.find(m.variant);
-      if (v == variant.end() || v->second->space.empty()) continue;
-      auto t = index.find(task_of_run[v->second->run]);
-      if (t == index.end()) continue;
-      if (!seen[t->second].insert({v->second->space, v->second->genome}).second) continue;
+    store::for_each_measured(c, [&](const std::string& task, const store::VariantRecord& v,
+                                     const store::MeasurementRecord& m) {
+      auto t = index.find(task);
+      if (v.space.empty() || t == index.end() || !seen[t->second].insert({v.space, v.genome}).second) return;
       policy::Parent p;
       p.variant = m.variant;
-      p.genome = {v->second->space, v->second->genome};
+      p.genome = {v.space, v.genome};
       p.fitness = m.status == "ok" && m.fitness > 0 ? m.fitness : 0;
       measured[t->second].push_back(std::move(p));
-    }
+    });
   }
 
   size_t size() const {

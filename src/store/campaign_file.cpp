@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <new>
 #include <set>
@@ -1101,6 +1102,20 @@ CampaignContents read_campaign(const std::string& path) {
     throw InputError(Location{path}, "campaign file", "a column is too large to read; the file is corrupt");
   } catch (const std::length_error&) {
     throw InputError(Location{path}, "campaign file", "a column is too large to read; the file is corrupt");
+  }
+}
+
+void for_each_measured(const CampaignContents& c,
+                       const std::function<void(const std::string& task, const VariantRecord& v,
+                                                const MeasurementRecord& m)>& fn) {
+  std::map<int32_t, std::string> task_of_run;
+  for (const RunRecord& r : c.runs) task_of_run[r.id] = r.task;
+  std::map<int64_t, const VariantRecord*> variant;
+  for (const VariantRecord& v : c.variants) variant[v.id] = &v;
+  for (const MeasurementRecord& m : c.measurements) {
+    if (m.status == "unmeasured") continue;
+    auto v = variant.find(m.variant);
+    if (v != variant.end()) fn(task_of_run[v->second->run], *v->second, m);
   }
 }
 

@@ -2,6 +2,7 @@
 // The schema ("kevo-campaign/1") is documented in docs/campaign-file.md and readable with h5py.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "store/records.h"
@@ -29,5 +30,11 @@ void write_campaign(const std::string& path, const CampaignContents& c, const Wr
 // version, or inconsistent (a measurement of an unknown variant, a variant of an unknown run,
 // duplicate ids, columns of one table with different lengths, ...). Never modifies the file.
 CampaignContents read_campaign(const std::string& path);
+
+// Every measurement of `c` that was taken (a replay's "unmeasured" ones left out), in file order,
+// with its variant and the task of the variant's run: what replays and policy training read.
+void for_each_measured(const CampaignContents& c,
+                       const std::function<void(const std::string& task, const VariantRecord& v,
+                                                const MeasurementRecord& m)>& fn);
 
 }  // namespace kevo::store

@@ -272,6 +272,38 @@ std::string curve(const std::vector<double>& v) {
   return s.str();
 }
 
+// Evaluations until layer_norm's optimum was measured, summed over `seeds`: random search against
+// the learned arm started from the checkpoint file `init` (which keeps learning). A run that never
+// measured the optimum counts as the budget and one more, which only understates a gap.
+struct Race {
+  double random = 0, learned = 0;
+};
+
+Race race_to_optimum(const std::string& init, int64_t budget, const std::vector<uint64_t>& seeds, double optimum,
+                     const std::string& learned_name) {
+  Race out;
+  for (uint64_t seed : seeds) {
+    search::CampaignConfig c;
+    c.seed = seed;
+    c.budget_evals = budget;
+    c.arm = "random";
+    const LandscapeRun r = run_landscape(c, kLayerNorm, optimum);
+    c.arm = "learned";
+    c.policy_init = init;
+    const LandscapeRun l = run_landscape(c, kLayerNorm, optimum);
+    const int64_t re = r.to_optimum ? r.to_optimum : budget + 1, le = l.to_optimum ? l.to_optimum : budget + 1;
+    out.random += static_cast<double>(re);
+    out.learned += static_cast<double>(le);
+    std::cout << "layer_norm seed " << seed << ": evaluations to the optimum: random " << re << ", " << learned_name
+              << " " << le << "\n  realised reward per generation, random:" << curve(r.reward_per_generation)
+              << "\n  learned:" << curve(l.reward_per_generation) << "\n";
+  }
+  const double n = static_cast<double>(seeds.size());
+  std::cout << "mean evaluations to the optimum: random " << out.random / n << ", " << learned_name << " "
+            << out.learned / n << "\n";
+  return out;
+}
+
 // The acceptance test. On this space pure search finds the optimum in about 270 evaluations (64 of
 // them the seeding generations), while a policy needs about five generations of rewards, and the
 // pipeline two more, before what it learned shapes its proposals; and a campaign's realised reward
@@ -309,33 +341,11 @@ TEST(LearnedPolicy, LearnsALandscapeAndFindsItsOptimumSoonerThanRandomSearch) {
   // (b) Search: layer_norm, random search against the trained policy (which keeps learning).
   const std::string init = temp_path("policy.pt");
   write_file(init, trained.checkpoints.back());
-  const int64_t budget = 400;
-  double random_evals = 0, learned_evals = 0;
-  const std::vector<uint64_t> seeds = {1, 2, 3, 4, 5, 6};
-  for (uint64_t seed : seeds) {
-    search::CampaignConfig c;
-    c.seed = seed;
-    c.budget_evals = budget;
-    c.arm = "random";
-    const LandscapeRun r = run_landscape(c, kLayerNorm, optimum);
-    c.arm = "learned";
-    c.policy_init = init;
-    const LandscapeRun l = run_landscape(c, kLayerNorm, optimum);
-    // A run that never measured the optimum counts as the budget and one more.
-    const int64_t re = r.to_optimum ? r.to_optimum : budget + 1, le = l.to_optimum ? l.to_optimum : budget + 1;
-    random_evals += static_cast<double>(re);
-    learned_evals += static_cast<double>(le);
-    std::cout << "layer_norm seed " << seed << ": evaluations to the optimum: random " << re << ", learned " << le
-              << "\n  realised reward per generation, random:" << curve(r.reward_per_generation)
-              << "\n  learned:" << curve(l.reward_per_generation) << "\n";
-  }
+  const Race race = race_to_optimum(init, 400, {1, 2, 3, 4, 5, 6}, optimum, "learned");
   std::remove(init.c_str());
-  const double n = static_cast<double>(seeds.size());
-  std::cout << "mean evaluations to the optimum: random " << random_evals / n << ", learned " << learned_evals / n
-            << "\n";
   // 0.85, not 0.8: another LibTorch rounds differently and so draws other trajectories; with the
   // spread of single seeds (sd about 0.09) six of them stay under 0.85 with room to spare.
-  EXPECT_LE(learned_evals, 0.85 * random_evals) << "the trained policy was not faster than random search";
+  EXPECT_LE(race.learned, 0.85 * race.random) << "the trained policy was not faster than random search";
 }
 
 // The landscape model, trained across tasks (what `kevo train-policy` does with its replay files):
@@ -364,29 +374,10 @@ TEST(LearnedPolicy, ALandscapeModelTrainedOnAnotherTaskFindsTheOptimumInUnderHal
   bad.init = "junk";
   EXPECT_THROW(fit_landscape(bad, {data}), std::runtime_error);
 
-  // Random search needs about 280 evaluations here; a run that never measured the optimum counts as
-  // the budget and one more, which only understates the gap.
-  const int64_t budget = 240;
-  double random_evals = 0, learned_evals = 0;
-  const std::vector<uint64_t> seeds = {1, 2, 3, 4};
-  for (uint64_t seed : seeds) {
-    search::CampaignConfig c;
-    c.seed = seed;
-    c.budget_evals = budget;
-    c.arm = "random";
-    const LandscapeRun r = run_landscape(c, kLayerNorm, optimum);
-    c.arm = "learned";
-    c.policy_init = init;
-    const LandscapeRun l = run_landscape(c, kLayerNorm, optimum);
-    const int64_t re = r.to_optimum ? r.to_optimum : budget + 1, le = l.to_optimum ? l.to_optimum : budget + 1;
-    random_evals += static_cast<double>(re);
-    learned_evals += static_cast<double>(le);
-    std::cout << "layer_norm seed " << seed << ": evaluations to the optimum: random " << re
-              << ", learned with a landscape model from softmax " << le << "\n";
-  }
+  // Random search needs about 280 evaluations here, more than this budget.
+  const Race race = race_to_optimum(init, 240, {1, 2, 3, 4}, optimum, "learned with a landscape model from softmax");
   std::remove(init.c_str());
-  std::cout << "mean: random " << random_evals / 4 << ", learned " << learned_evals / 4 << "\n";
-  EXPECT_LE(learned_evals, 0.5 * random_evals) << "the landscape model did not halve random search's evaluations";
+  EXPECT_LE(race.learned, 0.5 * race.random) << "the landscape model did not halve random search's evaluations";
 }
 
 // ---- checkpoints -------------------------------------------------------------------------------
