@@ -22,16 +22,14 @@
 #include "tests/cli/run_kevo.h"
 #include "tests/support/llm_stub.h"
 #include "tests/search/synthetic_evaluator.h"
+#include "tests/support/temp_path.h"
 
 namespace kevo {
 namespace {
 
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 
-std::string temp_path(const std::string& name) {
-  static int n = 0;
-  return ::testing::TempDir() + "kevo_run_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return kevo::testing::fresh_temp_path("kevo_run", name); }
 
 bool exists(const std::string& p) {
   struct stat st;

@@ -26,6 +26,7 @@
 #include "search/reward.h"
 #include "store/campaign_file.h"
 #include "tests/search/synthetic_evaluator.h"
+#include "tests/support/temp_path.h"
 
 namespace kevo::policy {
 namespace {
@@ -34,10 +35,7 @@ const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 const std::string kLayerNorm = kRoot + "tasks/05_layer_norm.json";
 const std::string kSoftmax = kRoot + "tasks/03_softmax.json";
 
-std::string temp_path(const std::string& name) {
-  static int n = 0;
-  return ::testing::TempDir() + "kevo_learned_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return kevo::testing::fresh_temp_path("kevo_learned", name); }
 
 uint64_t fnv(const std::string& s) {
   uint64_t h = 1469598103934665603ULL;

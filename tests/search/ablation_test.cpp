@@ -12,6 +12,7 @@
 #include "search/results.h"
 #include "store/campaign_file.h"
 #include "tests/search/synthetic_evaluator.h"
+#include "tests/support/temp_path.h"
 
 namespace kevo::search {
 namespace {
@@ -21,10 +22,7 @@ const std::vector<std::string> kTasks = {kRoot + "tasks/01_relu.json", kRoot + "
 const std::vector<std::string> kArms = {"random", "learned"};
 const std::vector<uint64_t> kSeeds = {3, 4, 5};
 
-std::string temp_path(const std::string& name) {
-  static int n = 0;
-  return ::testing::TempDir() + "kevo_ablation_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return kevo::testing::fresh_temp_path("kevo_ablation", name); }
 
 CampaignConfig small_config() {
   CampaignConfig c;

@@ -14,16 +14,14 @@
 #include "search/sweep.h"
 #include "store/campaign_file.h"
 #include "tests/search/synthetic_evaluator.h"
+#include "tests/support/temp_path.h"
 
 namespace kevo::search {
 namespace {
 
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 
-std::string temp_path(const std::string& name) {
-  static int n = 0;
-  return ::testing::TempDir() + "kevo_campaign_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return kevo::testing::fresh_temp_path("kevo_campaign", name); }
 
 CampaignConfig small_config() {
   CampaignConfig c;
