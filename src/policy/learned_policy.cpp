@@ -479,7 +479,7 @@ std::string serialize(const State& st) {
   meta["hidden"] = st.hidden;
   meta["next_token"] = st.next_token;
   meta["updates"] = st.updates;
-  meta["model"] = true;  // the archive holds the landscape model
+  meta["model"] = true;  // the tensors include the landscape model
   meta["model_examples"] = st.model_examples;
   json seen = json::array();
   for (const auto& [g, f] : st.observed) seen.push_back({g.space, g.values, f});
