@@ -276,6 +276,22 @@ std::vector<float> standardised(const std::vector<double>& fitness) {
   return z;
 }
 
+// Appends one task's measured genomes (genome, fitness; 0 when invalid) as the landscape model's
+// rows and standardised targets; a genome of a space the task does not have is left out.
+void add_examples(const std::vector<float>& task, const std::vector<std::unique_ptr<DesignSpace>>& spaces,
+                  const std::vector<std::pair<const Genome*, double>>& measured, std::vector<torch::Tensor>& rows,
+                  std::vector<float>& targets) {
+  std::vector<double> fitness;
+  for (const auto& [g, f] : measured) {
+    const DesignSpace* sp = mutate::find_space(spaces, g->space);
+    if (!sp || sp->knobs().size() != g->values.size()) continue;
+    rows.push_back(genome_rows(task, *sp, {*g}));
+    fitness.push_back(f);
+  }
+  const std::vector<float> z = standardised(fitness);
+  targets.insert(targets.end(), z.begin(), z.end());
+}
+
 void state_features(const std::vector<float>& task, const DesignSpace& space, const Situation& s, float* f) {
   std::copy(task.begin(), task.end(), f);
   float* p = f + kTaskFeatures;
@@ -569,6 +585,11 @@ State deserialize(const std::string& bytes, double lr) {
     }
     st.net = Net(kFeatures, st.hidden);
     st.model = Net(kModelFeatures, st.hidden);
+    const bool has_model = meta.value("model", false);
+    if (!has_model) {  // written before the landscape model: a fresh, untrained one
+      if (st.model_examples > 0) bad("the landscape model's parameters are missing");
+      init_parameters(st.model, 1);
+    }
     if (version == 2) {
       for (const json& h : meta.at("children")) {
         const uint64_t v = static_cast<uint64_t>(h.get<int64_t>());
@@ -599,15 +620,10 @@ State deserialize(const std::string& bytes, double lr) {
         if (it->second.sizes() != into.sizes()) bad("tensor " + name + " has the wrong shape");
         torch::NoGradGuard no_grad;
         into.copy_(it->second);
-        return it->second;
       };
       for (const auto& p : st.net->named_parameters()) take("net." + p.key(), p.value());
-      if (meta.value("model", false)) {
+      if (has_model)
         for (const auto& p : st.model->named_parameters()) take("model." + p.key(), p.value());
-      } else {
-        if (st.model_examples > 0) bad("the landscape model's parameters are missing");
-        init_parameters(st.model, 1);
-      }
       st.adam = make_adam(st.net, lr);
       const std::vector<int64_t> steps = meta.at("adam_steps").get<std::vector<int64_t>>();
       const auto params = st.net->named_parameters();
@@ -639,13 +655,10 @@ State deserialize(const std::string& bytes, double lr) {
       st.net->load(net);
       st.adam = make_adam(st.net, lr);
       st.adam->load(adam);
-      if (meta.value("model", false)) {
+      if (has_model) {
         torch::serialize::InputArchive model;
         root.read("model", model);
         st.model->load(model);
-      } else {
-        if (st.model_examples > 0) bad("the landscape model's parameters are missing");
-        init_parameters(st.model, 1);
       }
     }
     for (auto& group : st.adam->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
@@ -706,20 +719,15 @@ class LearnedPolicy : public Policy {
     if (c_.frozen || !guided() || !ctx.spaces) return;
     for (const Parent& m : measured)
       if (!m.genome.space.empty()) st_.observed.push_back({m.genome, m.fitness});  // not a free-form child
-    std::vector<std::pair<Genome, double>> known;
-    const size_t from = st_.observed.size() > kFineTuneLatest ? st_.observed.size() - kFineTuneLatest : 0;
-    for (const auto& o : std::vector<std::pair<Genome, double>>(st_.observed.begin() + static_cast<long>(from), st_.observed.end()))
-      if (const DesignSpace* sp = mutate::find_space(*ctx.spaces, o.first.space); sp && sp->knobs().size() == o.first.values.size())
-        known.push_back(o);
-    if (known.size() < 2) return;
+    std::vector<std::pair<const Genome*, double>> latest;
+    for (size_t i = st_.observed.size() > kFineTuneLatest ? st_.observed.size() - kFineTuneLatest : 0;
+         i < st_.observed.size(); ++i)
+      latest.emplace_back(&st_.observed[i].first, st_.observed[i].second);
     std::vector<torch::Tensor> rows;
-    std::vector<double> fitness;
-    for (const auto& [g, f] : known) {
-      rows.push_back(genome_rows(task_features(ctx.task), *mutate::find_space(*ctx.spaces, g.space), {g}));
-      fitness.push_back(f);
-    }
+    std::vector<float> z;
+    add_examples(task_features(ctx.task), *ctx.spaces, latest, rows, z);
+    if (rows.size() < 2) return;
     const torch::Tensor x = torch::cat(rows);
-    const std::vector<float> z = standardised(fitness);
     const torch::Tensor y = torch::tensor(z, torch::kFloat32);
     torch::optim::Adam adam(st_.model->parameters(), torch::optim::AdamOptions(kFineTuneLr));
     for (int step = 0; step < kFineTuneSteps; ++step) {
@@ -1143,16 +1151,9 @@ std::string fit_landscape(const LearnedPolicyConfig& c, const std::vector<Landsc
   std::vector<float> ys;
   for (const LandscapeTask& t : tasks) {
     if (!t.task || !t.spaces) continue;
-    const std::vector<float> summary = task_summary(*t.task);
-    std::vector<double> fitness;
-    for (const Parent& m : t.measured) {
-      const DesignSpace* sp = mutate::find_space(*t.spaces, m.genome.space);
-      if (!sp || sp->knobs().size() != m.genome.values.size()) continue;
-      xs.push_back(genome_rows(summary, *sp, {m.genome}));
-      fitness.push_back(m.fitness);
-    }
-    const std::vector<float> z = standardised(fitness);
-    ys.insert(ys.end(), z.begin(), z.end());
+    std::vector<std::pair<const Genome*, double>> measured;
+    for (const Parent& m : t.measured) measured.emplace_back(&m.genome, m.fitness);
+    add_examples(task_summary(*t.task), *t.spaces, measured, xs, ys);
   }
   if (xs.size() < 2) throw std::runtime_error("landscape model: fewer than 2 measured genomes of the tasks' spaces");
   const torch::Tensor x = torch::cat(xs), y = torch::tensor(ys, torch::kFloat32);
