@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -99,15 +98,11 @@ std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig
   for (const std::string& task : task_files) landscape.add_task(task);
   for (const std::string& f : config.replay) landscape.add(store::read_campaign(f));
   if (landscape.size() >= 2) {
-    if (!config.policy_init.empty()) {
-      std::ifstream in(config.policy_init, std::ios::binary);
-      if (!in) throw InputError(Location{config.policy_init, 0, 0}, "--policy-init", "cannot be read");
-      policy.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
+    if (!config.policy_init.empty()) policy = read_input_file(config.policy_init);
     try {
       policy = landscape.fit(policy);
-    } catch (const std::runtime_error& e) {
-      throw InputError(Location{config.policy_init, 0, 0}, "--policy-init", e.what());
+    } catch (const std::runtime_error& e) {  // a checkpoint that is not a learned policy's
+      throw InputError(Location{config.policy_init, 0, 0}, config.policy_init.empty() ? "" : "--policy-init", e.what());
     }
   }
   for (int round = 0; round < rounds; ++round)
