@@ -11,17 +11,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <deque>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
-#include <type_traits>
 #include <unordered_set>
 
-#include "core/sha256.h"
+#include "policy/learned_features.h"
+#include "policy/learned_state.h"
 
 namespace kevo::policy {
 
@@ -30,33 +25,8 @@ namespace {
 using mutate::DesignSpace;
 using mutate::Genome;
 using mutate::Operator;
-using nlohmann::json;
+using namespace learned;
 
-// ---- feature layout --------------------------------------------------------------------------
-
-// A knob is keyed by two hashes of its name into two blocks of buckets, so two names rarely
-// share both slots.
-constexpr int kBuckets = 16;
-constexpr int kSlots = 2 * kBuckets;
-constexpr int kOpBuckets = 8;
-constexpr int kTaskFeatures = kOpBuckets + 5;
-constexpr int kParentFeatures = 7;
-constexpr int kKnobStateFeatures = 2 * kSlots;  // position, presence
-constexpr int kProgressFeatures = 4;
-constexpr int kStateFeatures = kTaskFeatures + kParentFeatures + kKnobStateFeatures + kProgressFeatures;
-constexpr int kOps = 4;                         // point, multi, crossover, space switch
-constexpr int kPointScalars = 6;
-// The value taken ("kVec=4"), keyed like a knob by two hashes: what one value of one knob does
-// (fail, spill, win) is learned directly and carries over to every space with that knob.
-constexpr int kValueBuckets = 32;
-constexpr int kValueSlots = 2 * kValueBuckets;
-constexpr int kActionFeatures = kOps + kSlots + kPointScalars + 2 * kSlots + kValueSlots + 2;
-constexpr int kFeatures = kStateFeatures + kActionFeatures;
-// The landscape model (the policy's value estimate of a genome): the task summary, the space's
-// family, every knob's position (as in the state) and every knob=value pair in its own buckets.
-constexpr int kFamilyBuckets = 8;
-constexpr int kGenomeValueBuckets = 128;
-constexpr int kModelFeatures = kTaskFeatures + 2 * kFamilyBuckets + kKnobStateFeatures + 2 * kGenomeValueBuckets;
 constexpr size_t kEnumerateUpTo = 8192;         // seeding scores every genome of a space this small,
 constexpr int kSampledGenomes = 2048;           // and this many random legal ones of a larger space
 constexpr int kFineTuneSteps = 20;              // landscape-model steps per generation on the run's own measurements
@@ -64,617 +34,6 @@ constexpr double kFineTuneLr = 1e-3;
 constexpr size_t kFineTuneLatest = 256;         // on the run's latest measurements, at most this many
 constexpr size_t kRememberedChildren = 4096;    // children a point action will not propose again
 constexpr size_t kMinibatch = 8;                // transitions per gradient step
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  return h;
-}
-
-uint64_t splitmix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Uniform in [0, 1) from the raw engine: the same numbers with every standard library.
-double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
-std::pair<int, int> slots_of(const std::string& knob_name) {
-  const uint64_t h = fnv1a(knob_name);
-  return {static_cast<int>(h % kBuckets), kBuckets + static_cast<int>((h >> 32) % kBuckets)};
-}
-
-std::pair<int, int> value_slots_of(const std::string& knob_name, int64_t value) {
-  const uint64_t h = splitmix(fnv1a(knob_name) ^ static_cast<uint64_t>(value));
-  return {static_cast<int>(h % kValueBuckets), kValueBuckets + static_cast<int>((h >> 32) % kValueBuckets)};
-}
-
-uint64_t genome_hash(const Genome& g) {
-  uint64_t h = fnv1a(g.space);
-  for (int64_t v : g.values) h = splitmix(h ^ static_cast<uint64_t>(v));
-  return h;
-}
-
-double clamp(double x, double lo, double hi) { return std::isfinite(x) ? std::min(hi, std::max(lo, x)) : lo; }
-
-int index_in(const mutate::Knob& k, int64_t v) {
-  auto it = std::find(k.values.begin(), k.values.end(), v);
-  return it == k.values.end() ? -1 : static_cast<int>(it - k.values.begin());
-}
-
-// Where a value sits in its knob's domain, 0..1 (0.5 for a single value or one outside it).
-double position(const mutate::Knob& k, int64_t v) {
-  const int i = index_in(k, v);
-  if (i < 0 || k.values.size() < 2) return 0.5;
-  return static_cast<double>(i) / static_cast<double>(k.values.size() - 1);
-}
-
-double log2_size(int64_t v) { return std::log2(static_cast<double>(std::llabs(v)) + 1.0); }
-
-// Op kinds, sizes, FLOPs and arithmetic intensity of the task's largest workload.
-std::vector<float> task_summary(const Task& t) {
-  std::vector<float> f(kTaskFeatures, 0.f);
-  if (t.workloads.empty()) return f;
-  const Workload* big = &t.workloads.front();
-  for (const Workload& w : t.workloads)
-    if (t.bytes_moved(w) > t.bytes_moved(*big)) big = &w;
-  try {
-    const Graph g = t.graph(*big);
-    double flops = static_cast<double>(g.matmul_conv_flops());
-    for (const Node& n : g.nodes) {
-      f[fnv1a(n.op) % kOpBuckets] += 1.f / static_cast<float>(g.nodes.size());
-      for (int o : n.outputs) flops += static_cast<double>(numel(g.values[static_cast<size_t>(o)].shape));
-    }
-    const double bytes = static_cast<double>(t.bytes_moved(*big));
-    f[kOpBuckets + 0] = static_cast<float>(std::log10(bytes + 1) / 10);
-    f[kOpBuckets + 1] = static_cast<float>(std::log10(flops + 1) / 12);
-    f[kOpBuckets + 2] = static_cast<float>(clamp(std::log10(flops / std::max(bytes, 1.0) + 1e-3) / 3, -1, 2));
-    f[kOpBuckets + 3] = static_cast<float>(std::min<size_t>(g.nodes.size(), 32)) / 32.f;
-  } catch (const std::exception&) {
-    // A task whose graph does not build is summarised by its workload count alone.
-  }
-  f[kOpBuckets + 4] = static_cast<float>(std::min<size_t>(t.workloads.size(), 8)) / 8.f;
-  return f;
-}
-
-// ---- what a proposal saw, kept until its reward comes back -----------------------------------
-
-struct Situation {
-  Parent parent;
-  bool can_cross = false;
-  double mate_log_ratio = 0, mate_distance = 0;
-  double progress = 0, best_log_ratio = 0;
-  int spaces = 1;
-};
-
-struct Action {
-  Operator op = Operator::Point;
-  int knob = -1;
-  int64_t value = 0;
-};
-
-struct Pending {
-  int generation = 0;
-  Situation s;
-  int actions = 0;             // how many there were (a check that they re-enumerate alike)
-  std::vector<int> excluded;   // masked out when it was sampled
-  int chosen = 0;
-  std::vector<int> picks;      // a multi-knob change: the point actions it combined, in order
-  double log_prob = 0;         // of `chosen` (and `picks`) under the network and the offsets
-  std::vector<float> offsets;  // the landscape model's term per action (empty: none)
-};
-
-// The point actions a multi-knob change may pick after `so_far`: one change per knob.
-std::vector<char> pickable(const std::vector<Action>& actions, const std::vector<int>& so_far) {
-  std::vector<char> ok(actions.size(), 0);
-  for (size_t i = 0; i < actions.size(); ++i) {
-    if (actions[i].op != Operator::Point) continue;
-    ok[i] = 1;
-    for (int j : so_far)
-      if (actions[static_cast<size_t>(j)].knob == actions[i].knob) ok[i] = 0;
-  }
-  return ok;
-}
-
-// log-softmax of `logits[pick]` among `ok`.
-double log_prob_among(const float* logits, const std::vector<char>& ok, size_t pick) {
-  double top = -INFINITY;
-  for (size_t i = 0; i < ok.size(); ++i)
-    if (ok[i]) top = std::max(top, static_cast<double>(logits[i]));
-  double sum = 0;
-  for (size_t i = 0; i < ok.size(); ++i)
-    if (ok[i]) sum += std::exp(logits[i] - top);
-  return logits[pick] - top - std::log(sum);
-}
-
-// Inverse CDF over `ok` with one uniform draw; ok must allow at least one.
-size_t draw(const float* logits, const std::vector<char>& ok, std::mt19937_64& rng) {
-  double top = -INFINITY;
-  for (size_t i = 0; i < ok.size(); ++i)
-    if (ok[i]) top = std::max(top, static_cast<double>(logits[i]));
-  double sum = 0;
-  for (size_t i = 0; i < ok.size(); ++i)
-    if (ok[i]) sum += std::exp(logits[i] - top);
-  double u = uniform01(rng) * sum;
-  size_t pick = ok.size();
-  for (size_t i = 0; i < ok.size(); ++i) {
-    if (!ok[i]) continue;
-    pick = i;
-    u -= std::exp(logits[i] - top);
-    if (u < 0) break;
-  }
-  return pick;
-}
-
-std::vector<Action> actions_of(const DesignSpace& space, const Situation& s) {
-  std::vector<Action> out;
-  for (const mutate::KnobChange& c : mutate::point_mutations(space, s.parent.genome))
-    out.push_back({Operator::Point, c.knob, c.value});
-  out.push_back({Operator::Multi});
-  if (s.can_cross) out.push_back({Operator::Crossover});
-  if (s.spaces > 1) out.push_back({Operator::SpaceSwitch});
-  return out;
-}
-
-// Position and presence of each knob of `g`, by the knob's name slots (kKnobStateFeatures floats).
-void knob_state(const DesignSpace& space, const Genome& g, float* k) {
-  const auto& knobs = space.knobs();
-  for (size_t i = 0; i < knobs.size() && i < g.values.size(); ++i) {
-    auto [a, b] = slots_of(knobs[i].name);
-    const float pos = static_cast<float>(position(knobs[i], g.values[i]));
-    k[a] += pos;
-    k[b] += pos;
-    k[kSlots + a] += 1.f;
-    k[kSlots + b] += 1.f;
-  }
-}
-
-// The landscape model's input for one genome (kModelFeatures floats, zeroed by the caller).
-void genome_features(const std::vector<float>& task, const DesignSpace& space, const Genome& g, float* f) {
-  std::copy(task.begin(), task.end(), f);
-  float* fam = f + kTaskFeatures;
-  const uint64_t h = fnv1a(space.id().substr(0, space.id().find('/')));  // "pool_vec" of "pool_vec/max_pool2d"
-  fam[h % kFamilyBuckets] = 1;
-  fam[kFamilyBuckets + (h >> 32) % kFamilyBuckets] = 1;
-  knob_state(space, g, fam + 2 * kFamilyBuckets);
-  float* val = fam + 2 * kFamilyBuckets + kKnobStateFeatures;
-  const auto& knobs = space.knobs();
-  for (size_t i = 0; i < knobs.size() && i < g.values.size(); ++i) {
-    const uint64_t v = splitmix(fnv1a(knobs[i].name) ^ static_cast<uint64_t>(g.values[i]));
-    val[v % kGenomeValueBuckets] += 1;
-    val[kGenomeValueBuckets + (v >> 32) % kGenomeValueBuckets] += 1;
-  }
-}
-
-torch::Tensor genome_rows(const std::vector<float>& task, const DesignSpace& space, const std::vector<Genome>& gs) {
-  torch::Tensor x = torch::zeros({static_cast<int64_t>(gs.size()), kModelFeatures}, torch::kFloat32);
-  float* d = x.data_ptr<float>();
-  for (size_t i = 0; i < gs.size(); ++i) genome_features(task, space, gs[i], d + i * kModelFeatures);
-  return x;
-}
-
-// Regression targets of one task's measurements: log fitness standardised over its valid
-// genomes (so tasks of any speed-up weigh alike), an invalid genome one deviation below the worst.
-std::vector<float> standardised(const std::vector<double>& fitness) {
-  double sum = 0, sq = 0, lo = INFINITY;
-  int n = 0;
-  for (double f : fitness)
-    if (f > 0) {
-      const double l = std::log(f);
-      sum += l;
-      sq += l * l;
-      lo = std::min(lo, l);
-      n++;
-    }
-  const double mean = n ? sum / n : 0;
-  const double sd = n ? std::max(0.02, std::sqrt(std::max(0.0, sq / n - mean * mean))) : 1;
-  std::vector<float> z;
-  for (double f : fitness)
-    z.push_back(static_cast<float>(f > 0 ? (std::log(f) - mean) / sd : (n ? (lo - mean) / sd - 1 : -1)));
-  return z;
-}
-
-// Appends one task's measured genomes (genome, fitness; 0 when invalid) as the landscape model's
-// rows and standardised targets; a genome of a space the task does not have is left out.
-void add_examples(const std::vector<float>& task, const std::vector<std::unique_ptr<DesignSpace>>& spaces,
-                  const std::vector<std::pair<const Genome*, double>>& measured, std::vector<torch::Tensor>& rows,
-                  std::vector<float>& targets) {
-  std::vector<double> fitness;
-  for (const auto& [g, f] : measured) {
-    const DesignSpace* sp = mutate::find_space(spaces, g->space);
-    if (!sp || sp->knobs().size() != g->values.size()) continue;
-    rows.push_back(genome_rows(task, *sp, {*g}));
-    fitness.push_back(f);
-  }
-  const std::vector<float> z = standardised(fitness);
-  targets.insert(targets.end(), z.begin(), z.end());
-}
-
-void state_features(const std::vector<float>& task, const DesignSpace& space, const Situation& s, float* f) {
-  std::copy(task.begin(), task.end(), f);
-  float* p = f + kTaskFeatures;
-  const Parent& q = s.parent;
-  p[0] = static_cast<float>(q.fitness > 0 ? clamp(std::log(q.fitness), -5, 5) / 2 : -2.5);
-  p[1] = static_cast<float>(clamp(q.floor_fraction, 0, 1));
-  p[2] = static_cast<float>(clamp(q.registers / 255.0, 0, 1));
-  p[3] = static_cast<float>(clamp(q.shared_bytes / 232448.0, 0, 1));
-  p[4] = q.spill_bytes > 0 ? 1.f : 0.f;
-  p[5] = static_cast<float>(std::log1p(std::max(0, q.spill_bytes)) / 10);
-  p[6] = static_cast<float>(clamp(q.occupancy, 0, 1));
-  float* k = p + kParentFeatures;
-  knob_state(space, q.genome, k);
-  float* g = k + kKnobStateFeatures;
-  g[0] = static_cast<float>(s.progress);
-  g[1] = static_cast<float>(s.best_log_ratio);
-  g[2] = s.can_cross ? 1.f : 0.f;
-  g[3] = s.spaces > 1 ? 1.f : 0.f;
-}
-
-void action_features(const DesignSpace& space, const Situation& s, const Action& act, float* f) {
-  switch (act.op) {
-    case Operator::Point: f[0] = 1; break;
-    case Operator::Multi: f[1] = 1; break;
-    case Operator::Crossover: f[2] = 1; break;
-    default: f[3] = 1; break;
-  }
-  float* id = f + kOps;
-  float* sc = id + kSlots;
-  float* slot_pos = sc + kPointScalars;
-  float* slot_dir = slot_pos + kSlots;
-  float* value = slot_dir + kSlots;
-  float* cross = value + kValueSlots;
-  if (act.op == Operator::Point) {
-    const mutate::Knob& knob = space.knobs()[static_cast<size_t>(act.knob)];
-    const int64_t old = s.parent.genome.values[static_cast<size_t>(act.knob)];
-    auto [a, b] = slots_of(knob.name);
-    const double np = position(knob, act.value), op = position(knob, old);
-    const int steps = index_in(knob, act.value) - index_in(knob, old);
-    const float dir = steps > 0 ? 1.f : -1.f;
-    id[a] = id[b] = 1;
-    sc[0] = static_cast<float>(np);
-    sc[1] = static_cast<float>(op);
-    sc[2] = static_cast<float>(clamp((log2_size(act.value) - log2_size(old)) / 4, -3, 3));
-    sc[3] = dir;
-    sc[4] = knob.values.size() > 1 ? static_cast<float>(std::abs(steps)) / static_cast<float>(knob.values.size() - 1) : 0.f;
-    sc[5] = std::abs(steps) == 1 ? 1.f : 0.f;
-    slot_pos[a] = slot_pos[b] = static_cast<float>(np);
-    slot_dir[a] = slot_dir[b] = dir;
-    auto [va, vb] = value_slots_of(knob.name, act.value);
-    value[va] = value[vb] = 1;
-  } else if (act.op == Operator::Crossover) {
-    cross[0] = static_cast<float>(s.mate_log_ratio);
-    cross[1] = static_cast<float>(s.mate_distance);
-  }
-}
-
-// One row of features per action.
-torch::Tensor features(const std::vector<float>& task, const DesignSpace& space, const Situation& s,
-                       const std::vector<Action>& actions) {
-  std::vector<float> state(kStateFeatures, 0.f);
-  state_features(task, space, s, state.data());
-  torch::Tensor x = torch::zeros({static_cast<int64_t>(actions.size()), kFeatures}, torch::kFloat32);
-  float* d = x.data_ptr<float>();
-  for (size_t i = 0; i < actions.size(); ++i) {
-    float* row = d + i * kFeatures;
-    std::copy(state.begin(), state.end(), row);
-    action_features(space, s, actions[i], row + kStateFeatures);
-  }
-  return x;
-}
-
-// ---- the network -------------------------------------------------------------------------------
-
-struct NetImpl : torch::nn::Module {
-  NetImpl(int in, int hidden) {
-    l1 = register_module("l1", torch::nn::Linear(in, hidden));
-    l2 = register_module("l2", torch::nn::Linear(hidden, hidden));
-    l3 = register_module("l3", torch::nn::Linear(hidden, 1));
-  }
-  torch::Tensor forward(const torch::Tensor& x) { return l3(torch::tanh(l2(torch::tanh(l1(x))))).squeeze(-1); }
-  torch::nn::Linear l1{nullptr}, l2{nullptr}, l3{nullptr};
-};
-TORCH_MODULE(Net);
-
-// Uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) from our own RNG (torch's initialisers differ between
-// versions); the output layer starts small so the first policy is close to uniform.
-void init_parameters(Net& net, uint64_t seed) {
-  std::mt19937_64 rng(splitmix(seed ^ 0x6c6561726e6564ULL));
-  torch::NoGradGuard no_grad;
-  for (torch::nn::Linear* l : {&net->l1, &net->l2, &net->l3}) {
-    const double bound = 1.0 / std::sqrt(static_cast<double>((*l)->weight.size(1))) * (l == &net->l3 ? 0.1 : 1.0);
-    for (torch::Tensor* t : {&(*l)->weight, &(*l)->bias}) {
-      std::vector<float> v(static_cast<size_t>(t->numel()));
-      for (float& x : v) x = static_cast<float>((2 * uniform01(rng) - 1) * bound);
-      t->copy_(torch::from_blob(v.data(), t->sizes(), torch::kFloat32));
-    }
-  }
-}
-
-std::string one_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-// ---- checkpoint --------------------------------------------------------------------------------
-//
-// "kevo-learned-policy 2 <meta bytes> <tensor bytes> <sha256 of both>\n", then the metadata (JSON:
-// shapes, counters, proposals waiting for rewards, the hashes of the children proposed so far,
-// Adam's step per parameter, the list of tensors with their shapes), then the tensors as raw
-// little-endian float32: the network ("net.*"), the landscape model ("model.*") and Adam's moments
-// ("adam.*"). A checkpoint written by one LibTorch reads with any other. Version 1 (still read)
-// held a torch archive instead, which only the LibTorch version that wrote it reads safely.
-
-const char* kMagic = "kevo-learned-policy";
-
-json situation_json(const Situation& s) {
-  const Parent& p = s.parent;
-  return {{"variant", p.variant},       {"space", p.genome.space},
-          {"values", p.genome.values},  {"fitness", p.fitness},
-          {"floor_fraction", p.floor_fraction}, {"registers", p.registers},
-          {"shared_bytes", p.shared_bytes}, {"spill_bytes", p.spill_bytes},
-          {"occupancy", p.occupancy},   {"can_cross", s.can_cross},
-          {"mate_log_ratio", s.mate_log_ratio}, {"mate_distance", s.mate_distance},
-          {"progress", s.progress},     {"best_log_ratio", s.best_log_ratio},
-          {"spaces", s.spaces}};
-}
-
-Situation situation_from(const json& j) {
-  Situation s;
-  Parent& p = s.parent;
-  p.variant = j.at("variant").get<int64_t>();
-  p.genome.space = j.at("space").get<std::string>();
-  p.genome.values = j.at("values").get<std::vector<int64_t>>();
-  p.fitness = j.at("fitness").get<double>();
-  p.floor_fraction = j.at("floor_fraction").get<double>();
-  p.registers = j.at("registers").get<int>();
-  p.shared_bytes = j.at("shared_bytes").get<int>();
-  p.spill_bytes = j.at("spill_bytes").get<int>();
-  p.occupancy = j.at("occupancy").get<double>();
-  s.can_cross = j.at("can_cross").get<bool>();
-  s.mate_log_ratio = j.at("mate_log_ratio").get<double>();
-  s.mate_distance = j.at("mate_distance").get<double>();
-  s.progress = j.at("progress").get<double>();
-  s.best_log_ratio = j.at("best_log_ratio").get<double>();
-  s.spaces = j.at("spaces").get<int>();
-  return s;
-}
-
-// Everything a checkpoint holds, parsed before any of it replaces the policy's state.
-struct State {
-  int hidden = 64;
-  Net net{nullptr};
-  // The landscape model: trained across tasks by fit_landscape() (model_examples genomes), then
-  // fine-tuned on the run's own measurements (`observed`: genome, fitness; 0 for an invalid one).
-  Net model{nullptr};
-  int64_t model_examples = 0;
-  std::vector<std::pair<Genome, double>> observed;
-  std::unique_ptr<torch::optim::Adam> adam;
-  int64_t next_token = 0, updates = 0;
-  std::map<int64_t, Pending> pending;
-  std::deque<uint64_t> children;  // in the order proposed, oldest first
-  std::unordered_set<uint64_t> child_set;
-};
-
-std::unique_ptr<torch::optim::Adam> make_adam(Net& net, double lr) {
-  return std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(lr));
-}
-
-State fresh_state(const LearnedPolicyConfig& c) {
-  if (c.hidden < 1 || c.hidden > 4096) throw std::runtime_error("learned policy: hidden must be between 1 and 4096");
-  State st;
-  st.hidden = c.hidden;
-  st.net = Net(kFeatures, c.hidden);
-  init_parameters(st.net, c.seed);
-  st.adam = make_adam(st.net, c.lr);
-  st.model = Net(kModelFeatures, c.hidden);
-  init_parameters(st.model, splitmix(c.seed ^ 0x6d6f64656cULL));
-  return st;
-}
-
-// Adam's per-parameter state is keyed by the parameter's TensorImpl: a string of its address in
-// LibTorch 1.x, the address itself in 2.x.
-template <class Key>
-Key state_key(const torch::Tensor& p) {
-  if constexpr (std::is_same_v<Key, std::string>) {
-    std::ostringstream os;  // what c10::guts::to_string made of the pointer
-    os << p.unsafeGetTensorImpl();
-    return os.str();
-  } else {
-    return p.unsafeGetTensorImpl();
-  }
-}
-using AdamKey = std::decay_t<decltype(std::declval<torch::optim::Adam&>().state())>::key_type;
-
-const torch::optim::AdamParamState* adam_state(torch::optim::Adam& adam, const torch::Tensor& p) {
-  auto it = adam.state().find(state_key<AdamKey>(p));
-  return it == adam.state().end() ? nullptr : static_cast<const torch::optim::AdamParamState*>(it->second.get());
-}
-
-std::string serialize(const State& st) {
-  json meta;
-  meta["features"] = kFeatures;
-  meta["hidden"] = st.hidden;
-  meta["next_token"] = st.next_token;
-  meta["updates"] = st.updates;
-  meta["model"] = true;  // the tensors include the landscape model
-  meta["model_examples"] = st.model_examples;
-  json seen = json::array();
-  for (const auto& [g, f] : st.observed) seen.push_back({g.space, g.values, f});
-  meta["observed"] = seen;
-  json pend = json::array();
-  for (const auto& [token, p] : st.pending)
-    pend.push_back({{"token", token}, {"generation", p.generation}, {"situation", situation_json(p.s)},
-                    {"actions", p.actions}, {"excluded", p.excluded}, {"chosen", p.chosen}, {"picks", p.picks},
-                    {"log_prob", p.log_prob}, {"offsets", p.offsets}});
-  meta["pending"] = pend;
-  std::vector<int64_t> children;
-  for (uint64_t h : st.children) children.push_back(static_cast<int64_t>(h));
-  meta["children"] = children;
-  // Every tensor as raw float32, named and shaped in the metadata: the same bytes whatever
-  // LibTorch wrote them (torch archives of Adam's state do not cross LibTorch versions).
-  std::string blob;
-  json list = json::array();
-  auto put = [&](const std::string& name, const torch::Tensor& t) {
-    const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
-    list.push_back({name, c.sizes().vec()});
-    blob.append(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<size_t>(c.numel()) * sizeof(float));
-  };
-  for (const auto& p : st.net->named_parameters()) put("net." + p.key(), p.value());
-  for (const auto& p : st.model->named_parameters()) put("model." + p.key(), p.value());
-  json steps = json::array();
-  for (const auto& p : st.net->named_parameters()) {
-    const torch::optim::AdamParamState* a = adam_state(*st.adam, p.value());
-    steps.push_back(a ? a->step() : 0);
-    if (a) {
-      put("adam." + p.key() + ".exp_avg", a->exp_avg());
-      put("adam." + p.key() + ".exp_avg_sq", a->exp_avg_sq());
-    }
-  }
-  meta["adam_steps"] = steps;
-  meta["tensors"] = list;
-  const std::string m = meta.dump();
-  return std::string(kMagic) + " 2 " + std::to_string(m.size()) + " " + std::to_string(blob.size()) + " " +
-         Sha256().update(m).update(blob).hex_digest() + "\n" + m + blob;
-}
-
-struct CheckpointError : std::runtime_error {
-  explicit CheckpointError(const std::string& why) : std::runtime_error("learned policy checkpoint: " + why) {}
-};
-
-State deserialize(const std::string& bytes, double lr) {
-  auto bad = [](const std::string& why) { throw CheckpointError(why); };
-  const size_t eol = bytes.find('\n');
-  if (bytes.compare(0, std::strlen(kMagic), kMagic) != 0 || eol == std::string::npos || eol > 256)
-    bad("not a kevo learned-policy checkpoint (" + std::to_string(bytes.size()) + " bytes)");
-  std::istringstream head(bytes.substr(0, eol));
-  std::string magic, digest;
-  int version = 0;
-  size_t meta_size = 0, tensor_size = 0;
-  if (!(head >> magic >> version >> meta_size >> tensor_size >> digest)) bad("unreadable header");
-  if (version != 1 && version != 2) bad("format version " + std::to_string(version) + " (this kevo reads 1 and 2)");
-  if (meta_size > bytes.size() || tensor_size > bytes.size() || eol + 1 + meta_size + tensor_size != bytes.size())
-    bad("truncated or padded (" + std::to_string(bytes.size()) + " bytes, header says " +
-        std::to_string(eol + 1 + meta_size + tensor_size) + ")");
-  const std::string m = bytes.substr(eol + 1, meta_size), t = bytes.substr(eol + 1 + meta_size);
-  if (Sha256().update(m).update(t).hex_digest() != digest) bad("checksum mismatch (damaged)");
-  State st;
-  try {
-    const json meta = json::parse(m);
-    const int features = meta.at("features").get<int>();
-    if (features != kFeatures)
-      bad("written for " + std::to_string(features) + " features, this kevo has " + std::to_string(kFeatures));
-    st.hidden = meta.at("hidden").get<int>();
-    if (st.hidden < 1 || st.hidden > 4096) bad("hidden width " + std::to_string(st.hidden));
-    st.next_token = meta.at("next_token").get<int64_t>();
-    st.updates = meta.at("updates").get<int64_t>();
-    // Checkpoints written before the landscape model have none (a fresh, untrained one).
-    st.model_examples = meta.value("model_examples", int64_t{0});
-    if (meta.contains("observed"))
-      for (const json& o : meta.at("observed"))
-        st.observed.push_back({Genome{o.at(0).get<std::string>(), o.at(1).get<std::vector<int64_t>>()}, o.at(2).get<double>()});
-    for (const json& p : meta.at("pending")) {
-      Pending q;
-      q.generation = p.at("generation").get<int>();
-      q.s = situation_from(p.at("situation"));
-      q.actions = p.at("actions").get<int>();
-      q.excluded = p.at("excluded").get<std::vector<int>>();
-      q.chosen = p.at("chosen").get<int>();
-      q.picks = p.at("picks").get<std::vector<int>>();
-      q.log_prob = p.at("log_prob").get<double>();
-      q.offsets = p.value("offsets", std::vector<float>{});
-      st.pending[p.at("token").get<int64_t>()] = std::move(q);
-    }
-    st.net = Net(kFeatures, st.hidden);
-    st.model = Net(kModelFeatures, st.hidden);
-    const bool has_model = meta.value("model", false);
-    if (!has_model) {  // written before the landscape model: a fresh, untrained one
-      if (st.model_examples > 0) bad("the landscape model's parameters are missing");
-      init_parameters(st.model, 1);
-    }
-    if (version == 2) {
-      for (const json& h : meta.at("children")) {
-        const uint64_t v = static_cast<uint64_t>(h.get<int64_t>());
-        st.children.push_back(v);
-        st.child_set.insert(v);
-      }
-      // Raw float32 tensors in the order the metadata lists them, each the shape it says.
-      std::map<std::string, torch::Tensor> tensors;
-      size_t at = 0;
-      for (const json& e : meta.at("tensors")) {
-        const std::vector<int64_t> shape = e.at(1).get<std::vector<int64_t>>();
-        int64_t n = 1;
-        for (int64_t d : shape) {
-          if (d < 0 || d > (int64_t{1} << 24)) bad("tensor " + e.at(0).get<std::string>() + " has a bad shape");
-          n *= d;
-        }
-        const size_t bytes_n = static_cast<size_t>(n) * sizeof(float);
-        if (at + bytes_n > t.size()) bad("tensor data truncated at " + e.at(0).get<std::string>());
-        torch::Tensor x = torch::empty(shape, torch::kFloat32);
-        std::memcpy(x.data_ptr<float>(), t.data() + at, bytes_n);
-        at += bytes_n;
-        tensors[e.at(0).get<std::string>()] = x;
-      }
-      if (at != t.size()) bad("tensor data of " + std::to_string(t.size()) + " bytes, the list says " + std::to_string(at));
-      auto take = [&](const std::string& name, const torch::Tensor& into) {
-        auto it = tensors.find(name);
-        if (it == tensors.end()) bad("tensor " + name + " is missing");
-        if (it->second.sizes() != into.sizes()) bad("tensor " + name + " has the wrong shape");
-        torch::NoGradGuard no_grad;
-        into.copy_(it->second);
-      };
-      for (const auto& p : st.net->named_parameters()) take("net." + p.key(), p.value());
-      if (has_model)
-        for (const auto& p : st.model->named_parameters()) take("model." + p.key(), p.value());
-      st.adam = make_adam(st.net, lr);
-      const std::vector<int64_t> steps = meta.at("adam_steps").get<std::vector<int64_t>>();
-      const auto params = st.net->named_parameters();
-      if (steps.size() != params.size()) bad("Adam's state lists " + std::to_string(steps.size()) + " parameters");
-      for (size_t i = 0; i < params.size(); ++i) {
-        if (steps[i] <= 0) continue;  // no step taken on it yet: no state
-        auto a = std::make_unique<torch::optim::AdamParamState>();
-        a->step(steps[i]);
-        a->exp_avg(torch::zeros_like(params[i].value()));
-        a->exp_avg_sq(torch::zeros_like(params[i].value()));
-        take("adam." + params[i].key() + ".exp_avg", a->exp_avg());
-        take("adam." + params[i].key() + ".exp_avg_sq", a->exp_avg_sq());
-        st.adam->state()[state_key<AdamKey>(params[i].value())] = std::move(a);
-      }
-    } else {  // version 1: a torch archive (readable by the LibTorch version that wrote it)
-      torch::serialize::InputArchive root, net, adam;
-      std::istringstream in(t);
-      root.load_from(in);
-      root.read("net", net);
-      root.read("adam", adam);
-      torch::Tensor children;
-      root.read("children", children);
-      children = children.to(torch::kInt64).contiguous().view({-1});
-      for (int64_t i = 0; i < children.numel(); ++i) {
-        const uint64_t h = static_cast<uint64_t>(children.data_ptr<int64_t>()[i]);
-        st.children.push_back(h);
-        st.child_set.insert(h);
-      }
-      st.net->load(net);
-      st.adam = make_adam(st.net, lr);
-      st.adam->load(adam);
-      if (has_model) {
-        torch::serialize::InputArchive model;
-        root.read("model", model);
-        st.model->load(model);
-      }
-    }
-    for (auto& group : st.adam->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-  } catch (const json::exception& e) {
-    bad(std::string("metadata: ") + e.what());
-  } catch (const CheckpointError&) {
-    throw;
-  } catch (const c10::Error& e) {
-    bad("tensors: " + one_line(e.what_without_backtrace()));
-  } catch (const std::exception& e) {
-    bad(one_line(e.what()));
-  }
-  return st;
-}
-
-// ---- the policy --------------------------------------------------------------------------------
 
 class LearnedPolicy : public Policy {
  public:
@@ -692,8 +51,6 @@ class LearnedPolicy : public Policy {
     st_.observed.clear();
   }
 
-  std::string name() const override { return c_.frozen ? "learned-frozen" : "learned"; }
-
   std::vector<Proposal> propose(const Context& ctx, const std::vector<Request>& requests,
                                 std::mt19937_64& rng) override {
     torch::NoGradGuard no_grad;
@@ -702,8 +59,11 @@ class LearnedPolicy : public Policy {
     return out;
   }
 
-  void update(const Context& ctx, const std::vector<Transition>& transitions) override {
-    if (!c_.frozen) learn(ctx, transitions);
+  // The measurements refine the landscape model; the rewards train the mutation network.
+  void update(const Context& ctx, const Feedback& feedback) override {
+    if (!feedback.measured.empty()) observe(ctx, feedback.measured);
+    if (feedback.transitions.empty()) return;
+    if (!c_.frozen) learn(ctx, feedback.transitions);
     // Proposals of this generation and older that earned nothing (duplicates, re-proposed) are
     // forgotten; those of the next generation, drawn already, wait for its update.
     for (auto it = st_.pending.begin(); it != st_.pending.end();)
@@ -712,31 +72,6 @@ class LearnedPolicy : public Policy {
 
   std::string checkpoint() const override { return serialize(st_); }
   void restore(const std::string& bytes) override { st_ = deserialize(bytes, c_.lr); }
-
-  // The run's measurements refine the landscape model (a model trained across tasks only: from
-  // scratch a few dozen genomes teach it too little to steer by).
-  void observe(const Context& ctx, const std::vector<Parent>& measured) override {
-    if (c_.frozen || !guided() || !ctx.spaces) return;
-    for (const Parent& m : measured)
-      if (!m.genome.space.empty()) st_.observed.push_back({m.genome, m.fitness});  // not a free-form child
-    std::vector<std::pair<const Genome*, double>> latest;
-    for (size_t i = st_.observed.size() > kFineTuneLatest ? st_.observed.size() - kFineTuneLatest : 0;
-         i < st_.observed.size(); ++i)
-      latest.emplace_back(&st_.observed[i].first, st_.observed[i].second);
-    std::vector<torch::Tensor> rows;
-    std::vector<float> z;
-    add_examples(task_features(ctx.task), *ctx.spaces, latest, rows, z);
-    if (rows.size() < 2) return;
-    const torch::Tensor x = torch::cat(rows);
-    const torch::Tensor y = torch::tensor(z, torch::kFloat32);
-    torch::optim::Adam adam(st_.model->parameters(), torch::optim::AdamOptions(kFineTuneLr));
-    for (int step = 0; step < kFineTuneSteps; ++step) {
-      torch::Tensor loss = torch::mse_loss(st_.model->forward(x), y);
-      adam.zero_grad();
-      loss.backward();
-      adam.step();
-    }
-  }
 
   // With a landscape model trained across tasks, the seeds are the genomes it rates highest of
   // every space (all of a small space, a sample of a large one) not proposed before in the run.
@@ -785,6 +120,31 @@ class LearnedPolicy : public Policy {
   }
 
  private:
+  // The run's measurements refine the landscape model (a model trained across tasks only: from
+  // scratch a few dozen genomes teach it too little to steer by).
+  void observe(const Context& ctx, const std::vector<Parent>& measured) {
+    if (c_.frozen || !guided() || !ctx.spaces) return;
+    for (const Parent& m : measured)
+      if (!m.genome.space.empty()) st_.observed.push_back({m.genome, m.fitness});  // not a free-form child
+    std::vector<std::pair<const Genome*, double>> latest;
+    for (size_t i = st_.observed.size() > kFineTuneLatest ? st_.observed.size() - kFineTuneLatest : 0;
+         i < st_.observed.size(); ++i)
+      latest.emplace_back(&st_.observed[i].first, st_.observed[i].second);
+    std::vector<torch::Tensor> rows;
+    std::vector<float> z;
+    add_examples(task_features(ctx.task), *ctx.spaces, latest, rows, z);
+    if (rows.size() < 2) return;
+    const torch::Tensor x = torch::cat(rows);
+    const torch::Tensor y = torch::tensor(z, torch::kFloat32);
+    torch::optim::Adam adam(st_.model->parameters(), torch::optim::AdamOptions(kFineTuneLr));
+    for (int step = 0; step < kFineTuneSteps; ++step) {
+      torch::Tensor loss = torch::mse_loss(st_.model->forward(x), y);
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+    }
+  }
+
   const std::vector<float>& task_features(const Task* task) {
     if (!task) {
       static const std::vector<float> none(kTaskFeatures, 0.f);
@@ -1140,6 +500,9 @@ class LearnedPolicy : public Policy {
 
 }  // namespace
 
+
+void check_checkpoint(const std::string& bytes) { deserialize(bytes, LearnedPolicyConfig{}.lr); }
+
 std::unique_ptr<Policy> make_learned_policy(const LearnedPolicyConfig& c) {
   return std::make_unique<LearnedPolicy>(c);
 }
@@ -1183,3 +546,4 @@ std::string fit_landscape(const LearnedPolicyConfig& c, const std::vector<Landsc
 }
 
 }  // namespace kevo::policy
+

@@ -39,6 +39,10 @@ struct LandscapeTask {
 // the checkpoint with it. Throws std::runtime_error (one line) for a bad checkpoint or no data.
 std::string fit_landscape(const LearnedPolicyConfig& c, const std::vector<LandscapeTask>& tasks, int steps = 3000);
 
+// Throws std::runtime_error (one line, "learned policy checkpoint: ...") when `bytes` are not a
+// learned policy's checkpoint.
+void check_checkpoint(const std::string& bytes);
+
 // Throws std::runtime_error (one line) when `init` is not a learned policy checkpoint.
 // Trained across tasks (fit_landscape), its landscape model chooses the seeds of empty islands
 // and weighs every mutation by the child it predicts; the run's measurements refine it.

@@ -153,13 +153,11 @@ double beta_draw(double a, double b, std::mt19937_64& rng) {
   return x + y > 0 ? x / (x + y) : 0.5;
 }
 
-class LlmPolicy : public Policy {
+class LlmPolicy : public Policy, public SourceEditor {
  public:
   LlmPolicy(const LlmPolicyConfig& c, std::shared_ptr<LlmClient> client, std::unique_ptr<Policy> templates)
       : c_(c), client_(std::move(client)), templates_(std::move(templates)) {}
 
-  std::string name() const override { return "llm"; }
-  bool wants_sources() const override { return true; }
   int inspirations() const override { return c_.inspirations; }
 
   std::vector<Proposal> propose(const Context& ctx, const std::vector<Request>& requests,
@@ -204,21 +202,21 @@ class LlmPolicy : public Policy {
     return result;
   }
 
-  void update(const Context& ctx, const std::vector<Transition>& transitions) override {
-    std::vector<Transition> mine;
-    for (const Transition& t : transitions) {
+  // The bandit counts which arm's children beat their parents; the template policy beside the model
+  // learns from its own children and sees every measurement (a learned one with a fitted landscape
+  // model refines it; free-form children have no genome it could model).
+  void update(const Context& ctx, const Feedback& feedback) override {
+    Feedback mine;
+    mine.measured = feedback.measured;
+    for (const Transition& t : feedback.transitions) {
       const bool model = t.proposal.op == mutate::Operator::Edit;
       (model ? model_arm_ : template_arm_).add(t.reward > 0);
-      if (!model) mine.push_back(t);
+      if (!model) mine.transitions.push_back(t);
     }
     if (templates_ && !mine.empty()) templates_->update(ctx, mine);
   }
 
-  // The template policy beside the model sees the measurements and may choose the seeds (a learned
-  // one with a fitted landscape model does); free-form children have no genome it could model.
-  void observe(const Context& ctx, const std::vector<Parent>& measured) override {
-    if (templates_) templates_->observe(ctx, measured);
-  }
+  // The template policy may choose the seeds (a learned one with a fitted landscape model does).
   std::vector<Proposal> seeds(const Context& ctx, int n, std::mt19937_64& rng) override {
     return templates_ ? templates_->seeds(ctx, n, rng) : std::vector<Proposal>{};
   }

@@ -1,5 +1,6 @@
 // The llm policy: a language model behind an OpenAI-compatible endpoint rewrites kernels at the
 // source level (SEARCH/REPLACE blocks or a whole new candidate), mixed with template mutations.
+// It is a Policy and a SourceEditor.
 #pragma once
 
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include "policy/llm_client.h"
 #include "policy/policy.h"
+#include "policy/source_editor.h"
 
 namespace kevo::policy {
 

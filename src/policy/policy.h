@@ -24,7 +24,7 @@ struct Parent {
   double floor_fraction = 0;   // DRAM floor / measured time on the largest workload (0: unknown)
   int registers = 0, shared_bytes = 0, spill_bytes = 0;
   double occupancy = 0;
-  // For policies that read code (wants_sources()): the candidate text and its measurement in words
+  // For policies that edit source (SourceEditor): the candidate text and its measurement in words
   // (status, error, per-workload times and speedups, resources). Empty otherwise.
   std::string source, report;
 };
@@ -43,7 +43,7 @@ struct Context {
 struct Request {
   Parent parent;
   std::optional<Parent> mate;
-  std::vector<Parent> inspirations;  // the island's best elites, for policies that want them (best first)
+  std::vector<Parent> inspirations;  // the island's best elites, for source editors (best first)
 };
 
 struct Proposal {
@@ -54,23 +54,7 @@ struct Proposal {
   std::string action;            // the mutation in words: "point kVec=4", "space_switch reduce_rows"
   int64_t token = -1;            // the policy's key to what it sampled (comes back in Transition); -1: none
   std::string source;            // a free-form child's candidate text (op Edit; child.space is empty)
-  int64_t sample = -1;           // index into the policy's next take_samples() list: the completion it came from
-};
-
-// One completion of a language-model policy (or a request that failed): what RL trainers for LLMs
-// learn from once the campaign attaches the child's reward.
-struct LlmSample {
-  int64_t request = 0;        // completions of one request (one prompt) share it: the RL group
-  int64_t parent = -1;        // variant id
-  std::string prompt;         // the chat messages, a JSON array of {role, content}
-  std::string response;       // the completion ("" when the request failed)
-  // "ok" (a child came of it), "request_failed" (kind in error), "bad_reply" (no edit could be read),
-  // "edit_failed" (a block did not match), "rejected" (the child is not an acceptable candidate)
-  std::string status;
-  std::string error;          // one line; empty when ok
-  std::string model;
-  int64_t prompt_tokens = 0, completion_tokens = 0;
-  int32_t generation = 0;
+  int64_t sample = -1;           // a source editor's: index into its next take_samples() list, the completion it came from
 };
 
 // A proposal with the fitness its child earned (0: invalid or unmeasured) and the reward.
@@ -83,32 +67,32 @@ struct Transition {
   int64_t group = 0;  // children of one parent in one generation share a group
 };
 
+// What the search tells a policy after a generation was measured.
+struct Feedback {
+  // Every genome of the run measured in the generation, seeds included (fitness 0: invalid);
+  // replays' unrecorded genomes are left out. For policies that model the landscape.
+  std::vector<Parent> measured;
+  // The generation's proposals with the rewards their children earned.
+  std::vector<Transition> transitions;
+  bool empty() const { return measured.empty() && transitions.empty(); }
+};
+
+// What every policy implements. A policy that also edits source implements SourceEditor
+// (policy/source_editor.h) beside it.
 class Policy {
  public:
   virtual ~Policy() = default;
-  virtual std::string name() const = 0;
   // One legal proposal per request, in order.
   virtual std::vector<Proposal> propose(const Context& context, const std::vector<Request>& requests,
                                         std::mt19937_64& rng) = 0;
-  // Learns from the last generation's transitions; pure search ignores them.
-  virtual void update(const Context& context, const std::vector<Transition>& transitions) {}
-  // Every genome of the run measured in the last generation, seeds included (fitness 0: invalid),
-  // before update(); replays' unrecorded genomes are left out. For policies that model the landscape.
-  virtual void observe(const Context& context, const std::vector<Parent>& measured) {}
   // The seeds of an empty (or re-seeded) island: a policy with a prior may choose them. Fewer than
   // `n` (the default: none) leaves the seeding to the search, uniform over the legal genomes.
   virtual std::vector<Proposal> seeds(const Context& context, int n, std::mt19937_64& rng) { return {}; }
+  // Learns from a measured generation (called when the feedback is not empty); pure search ignores it.
+  virtual void update(const Context& context, const Feedback& feedback) {}
   // Parameters and optimizer state, for the campaign file; empty for a stateless policy.
   virtual std::string checkpoint() const { return {}; }
   virtual void restore(const std::string& bytes) {}
-  // Policies that read code get parents' sources and reports, and this many inspirations per request.
-  virtual bool wants_sources() const { return false; }
-  virtual int inspirations() const { return 0; }
-  // The samples made since the last call, in order (Proposal::sample indexes this list).
-  virtual std::vector<LlmSample> take_samples() { return {}; }
-  // Resume: completions recorded in the campaign file answer the prompts they were given for (the
-  // same generation, prompt and order) instead of the server, so committed generations re-derive.
-  virtual void replay_samples(const std::vector<LlmSample>& recorded) {}
 };
 
 // The fallback when no mutation of the parent is legal: a fresh genome of its space (op Reseed;

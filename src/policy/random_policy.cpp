@@ -15,7 +15,6 @@ using mutate::Operator;
 class RandomPolicy : public Policy {
  public:
   explicit RandomPolicy(RandomPolicyConfig c) : c_(c) {}
-  std::string name() const override { return "random"; }
 
   std::vector<Proposal> propose(const Context& ctx, const std::vector<Request>& requests,
                                 std::mt19937_64& rng) override {

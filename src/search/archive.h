@@ -1,10 +1,10 @@
 // One island's MAP-Elites archive: the best variant per cell, a cell being a design space and an
-// occupancy band. The elites are the island's population: parents are drawn from them.
+// occupancy band. The elites are the island's population: parents are drawn from them
+// (search/parents.h).
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +17,10 @@ struct Elite {
   std::string cell;
   int generation = 0;      // when it was measured
 };
+
+// Whether `a` ranks before `b`: fitter, or as fit with the lower variant id (so that rankings do
+// not depend on the order of insertion).
+bool fitter(const Elite& a, const Elite& b);
 
 // "reduce_rows/softmax|occ 50-75%": the descriptor pair of a variant.
 std::string cell_of(const std::string& space, double occupancy, int bands = 4);
@@ -38,14 +42,5 @@ class Archive {
  private:
   std::map<std::string, Elite> cells_;
 };
-
-enum class Selection { Tournament, Proportional };
-bool parse_selection(const std::string& name, Selection& out);  // "tournament", "proportional"
-
-// A parent drawn from the archive's elites (which must not be empty). `exclude` is skipped when
-// another elite exists (a mate distinct from the parent). Tournament: the fittest of `size`
-// uniform draws; proportional: probability proportional to fitness.
-const Elite& select_parent(const Archive& a, Selection how, int size, std::mt19937_64& rng,
-                           const Elite* exclude = nullptr);
 
 }  // namespace kevo::search

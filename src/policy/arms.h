@@ -1,0 +1,36 @@
+// The policies a campaign's arms name ("random", "learned", "learned-frozen", "llm"), made by name.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/llm_client.h"
+#include "policy/llm_policy.h"
+#include "policy/policy.h"
+
+namespace kevo::policy {
+
+struct ArmOptions {
+  uint64_t seed = 1;                     // learned policies' initial parameters (when `init` is empty)
+  std::string init;                      // a learned policy checkpoint to start from; empty: fresh
+  LlmPolicyConfig llm;                   // the llm arm's mix with template mutations
+  std::string llm_mix = "random";        // the template policy beside the model: random or learned
+  std::shared_ptr<LlmClient> llm_client; // the llm arm's endpoint, shared by every run of a campaign
+};
+
+// The arms, in the order help texts list them.
+const std::vector<std::string>& arm_names();
+bool is_arm(const std::string& name);
+// "unknown policy 'x' (have: random, learned, learned-frozen, llm)".
+std::string unknown_arm(const std::string& name);
+// Whether the arm's policy (or the llm arm's template policy, by `llm_mix`) is a learned one,
+// which starts from a checkpoint when one is given.
+bool arm_is_learned(const std::string& arm, const std::string& llm_mix);
+
+// The arm's policy. Throws std::invalid_argument for an unknown arm and std::runtime_error (one
+// line) for a checkpoint that is not a learned policy's or an llm arm without a client.
+std::unique_ptr<Policy> make_policy(const std::string& arm, const ArmOptions& options);
+
+}  // namespace kevo::policy

@@ -1,0 +1,138 @@
+// The campaign's configuration: checks and the JSON kept with every run.
+#include "search/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "policy/arms.h"
+#include "search/parents.h"
+#include "search/reward.h"
+
+namespace kevo::search {
+
+using nlohmann::json;
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LlmSettings, url, model, api_key_env, temperature, max_tokens, samples, concurrency,
+                                   timeout_seconds, retries, token_budget, weight, mix, inspirations,
+                                   between_generations, adapter_name, adapter_path)
+
+policy::LlmPolicyConfig llm_policy_config(const LlmSettings& l) {
+  policy::LlmPolicyConfig pc;
+  pc.weight = l.weight;
+  pc.samples = l.samples;
+  pc.inspirations = l.inspirations;
+  return pc;
+}
+
+policy::LlmClientConfig llm_client_config(const LlmSettings& l) {
+  policy::LlmClientConfig c;
+  c.base_url = l.url;
+  c.model = l.model;
+  c.api_key_env = l.api_key_env;
+  c.temperature = l.temperature;
+  c.max_tokens = l.max_tokens;
+  c.samples = l.samples;
+  c.concurrency = l.concurrency;
+  c.timeout_seconds = l.timeout_seconds;
+  c.retries = l.retries;
+  c.token_budget = l.token_budget;
+  return c;
+}
+
+void validate(const CampaignConfig& c) {
+  auto bad = [](const std::string& flag, const std::string& why) { throw InputError(Location{}, flag, why); };
+  if (c.population < 1 || c.population > 100000) bad("--population", "must be between 1 and 100000");
+  if (c.islands < 1 || c.islands > 1000) bad("--islands", "must be between 1 and 1000");
+  if (c.budget_evals < 1) bad("--budget-evals", "must be at least 1");
+  if (c.max_generations < 0) bad("--max-generations", "must not be negative");
+  if (!(c.wall_seconds >= 0)) bad("--budget-seconds", "must not be negative");
+  if (!make_parent_selection(c.selection, c.tournament))
+    bad("--selection", "'" + c.selection + "': use tournament or proportional");
+  if (c.tournament < 1) bad("--tournament", "must be at least 1");
+  if (c.migration_interval < 0 || c.migrants < 0) bad("--migration-interval", "must not be negative");
+  if (c.stagnation < 1) bad("--stagnation", "must be at least 1");
+  if (c.occupancy_bands < 1 || c.occupancy_bands > 64) bad("--occupancy-bands", "must be between 1 and 64");
+  if (c.dedupe_retries < 0) bad("--dedupe-retries", "must not be negative");
+  if (!make_reward(c.reward)) bad("--reward", "'" + c.reward + "': use bucketed or log_speedup");
+  if (c.trials < 1 || c.trials > 1000) bad("--trials", "must be between 1 and 1000");
+  if (!(c.max_seconds > 0)) bad("--max-seconds", "must be positive");
+  if (!policy::is_arm(c.arm)) bad("--policy", policy::unknown_arm(c.arm));
+  if (c.arm == "llm") {
+    const LlmSettings& l = c.llm;
+    try {
+      policy::validate(llm_client_config(l));
+      policy::validate(llm_policy_config(l));
+    } catch (const std::runtime_error& e) {
+      const std::string m = e.what();
+      const size_t colon = m.find(": ");
+      if (m.rfind("--", 0) == 0 && colon != std::string::npos) bad(m.substr(0, colon), m.substr(colon + 2));
+      bad("--policy", m);
+    }
+    if (l.mix != "random" && l.mix != "learned") bad("--llm-mix", "'" + l.mix + "': use random or learned");
+    if (!l.adapter_path.empty() && l.adapter_name.empty()) bad("--adapter-name", "give the name the adapter is served as");
+    if (!l.adapter_path.empty() && l.between_generations.empty())
+      bad("--load-adapter", "an adapter is (re)loaded after --between-generations; give that command too");
+  }
+  if (c.arm == "learned-frozen" && c.policy_init.empty())
+    bad("--policy-init", "learned-frozen samples from a checkpoint: give the file a learned policy wrote");
+}
+
+std::string config_to_json(const CampaignConfig& c) {
+  json j;
+  j["arm"] = c.arm;
+  j["policy_init"] = c.policy_init;
+  j["seed"] = c.seed;
+  j["population"] = c.population;
+  j["islands"] = c.islands;
+  j["budget_evals"] = c.budget_evals;
+  j["max_generations"] = c.max_generations;
+  j["wall_seconds"] = c.wall_seconds;
+  j["selection"] = c.selection;
+  j["tournament"] = c.tournament;
+  j["migration_interval"] = c.migration_interval;
+  j["migrants"] = c.migrants;
+  j["stagnation"] = c.stagnation;
+  j["occupancy_bands"] = c.occupancy_bands;
+  j["dedupe_retries"] = c.dedupe_retries;
+  j["reward"] = c.reward;
+  j["replay"] = c.replay;
+  j["trials"] = c.trials;
+  j["max_seconds"] = c.max_seconds;
+  j["torch_baseline"] = c.torch_baseline;
+  j["llm"] = c.llm;  // the API key is not there: only the name of its variable
+  return j.dump();
+}
+
+CampaignConfig config_from_json(const std::string& text) {
+  CampaignConfig c;
+  try {
+    json j = json::parse(text);
+    c.arm = j.at("arm").get<std::string>();
+    c.policy_init = j.value("policy_init", std::string());  // absent in files of kevo before the learned arms
+    c.seed = j.at("seed").get<uint64_t>();
+    c.population = j.at("population").get<int>();
+    c.islands = j.at("islands").get<int>();
+    c.budget_evals = j.at("budget_evals").get<int64_t>();
+    c.max_generations = j.at("max_generations").get<int>();
+    c.wall_seconds = j.at("wall_seconds").get<double>();
+    c.selection = j.at("selection").get<std::string>();
+    c.tournament = j.at("tournament").get<int>();
+    c.migration_interval = j.at("migration_interval").get<int>();
+    c.migrants = j.at("migrants").get<int>();
+    c.stagnation = j.at("stagnation").get<int>();
+    c.occupancy_bands = j.at("occupancy_bands").get<int>();
+    c.dedupe_retries = j.at("dedupe_retries").get<int>();
+    c.reward = j.at("reward").get<std::string>();
+    c.replay = j.at("replay").get<std::vector<std::string>>();
+    c.trials = j.at("trials").get<int>();
+    c.max_seconds = j.at("max_seconds").get<double>();
+    c.torch_baseline = j.at("torch_baseline").get<std::string>();
+    if (j.contains("llm")) c.llm = j.at("llm").get<LlmSettings>();  // absent in files of kevo before the llm policy
+  } catch (const json::exception& e) {
+    throw InputError(Location{}, "runs/config", std::string("not a campaign configuration: ") + e.what());
+  }
+  validate(c);
+  return c;
+}
+
+}  // namespace kevo::search

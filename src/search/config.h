@@ -1,0 +1,68 @@
+// A campaign's configuration (what `kevo run` and `kevo ablate` set and the campaign file keeps
+// with each run), its checks, and its JSON form.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "policy/llm_client.h"
+#include "policy/llm_policy.h"
+
+namespace kevo::search {
+
+// The llm arm: the endpoint, the sampling, the mix with template mutations and the hook between
+// generations. The API key is read from the environment variable named here and never stored.
+struct LlmSettings {
+  std::string url = "http://127.0.0.1:8000/v1";
+  std::string model;
+  std::string api_key_env = "OPENAI_API_KEY";
+  double temperature = 0.8;
+  int max_tokens = 4096;
+  int samples = 4;                     // completions per request (one parent's children; one RL group)
+  int concurrency = 8;
+  double timeout_seconds = 300;
+  int retries = 4;
+  int64_t token_budget = 0;            // prompt + completion tokens for the campaign; 0: none
+  double weight = 0.5;                 // share of template parents sent to the model; < 0: a bandit decides
+  std::string mix = "random";          // the template policy beside it: random or learned
+  int inspirations = 2;
+  std::string between_generations;     // a shell command run after each committed generation
+  std::string adapter_name, adapter_path;  // then: (re)load this LoRA adapter into vLLM and use it as the model
+};
+
+struct CampaignConfig {
+  std::string arm = "random";          // the policy: random, learned, learned-frozen, llm
+  std::string policy_init;             // learned arms: a policy checkpoint file to start from (learned-frozen needs one)
+  uint64_t seed = 1;
+  int population = 16;                 // offspring per island per generation (and seeds per island)
+  int islands = 2;
+  int64_t budget_evals = 500;          // per task: variants sent to the evaluator (duplicates are free)
+  int max_generations = 0;             // 0: no limit
+  double wall_seconds = 0;             // 0: no limit (measured from the start of this process)
+  std::string selection = "tournament";  // or "proportional"
+  int tournament = 3;
+  int migration_interval = 4;          // generations between ring migrations
+  int migrants = 1;                    // elites each island sends to the next
+  int stagnation = 8;                  // generations without a better island best before it is re-seeded
+  int occupancy_bands = 4;             // MAP-Elites: cells are (space, occupancy band)
+  int dedupe_retries = 8;              // re-proposals before a duplicate is accepted as such
+  std::string reward = "bucketed";     // "bucketed" (-1 invalid, 0, 1 for >=5% over the parent, 2 for a new best) or "log_speedup"
+  std::vector<std::string> replay;     // replay files; empty: the GPU
+  // The GPU evaluator's settings, kept so that `kevo resume` measures the same way.
+  int trials = 2;                      // correctness trials per workload
+  double max_seconds = 2;              // timing repetitions per workload, at most
+  std::string torch_baseline;          // tools/torch_baseline.py report; empty: none
+  LlmSettings llm;                     // the llm arm's
+};
+
+// Checks the values; throws InputError ("--population: ...") naming the first bad one.
+void validate(const CampaignConfig& c);
+std::string config_to_json(const CampaignConfig& c);
+CampaignConfig config_from_json(const std::string& text);  // throws InputError
+
+// The llm arm's settings as its client and its policy take them.
+policy::LlmClientConfig llm_client_config(const LlmSettings& l);
+policy::LlmPolicyConfig llm_policy_config(const LlmSettings& l);
+
+}  // namespace kevo::search

@@ -1,0 +1,67 @@
+// Re-deriving recorded generations.
+#include "search/recording.h"
+
+#include "core/error.h"
+
+namespace kevo::search {
+
+Recording recording_of(const store::CampaignContents& k) {
+  Recording r;
+  for (const auto& g : k.generations) {
+    if (g.generation > r.through) {
+      r.through = g.generation;
+      r.wall_seconds = g.wall_seconds;
+      r.gpu_busy_seconds = g.gpu_busy_seconds;
+    }
+  }
+  for (const auto& v : k.variants) r.variants[v.id] = &v;
+  for (const auto& m : k.measurements) r.measurements[m.variant] = &m;
+  return r;
+}
+
+std::vector<store::MeasurementRecord> recorded_results(const Recording& r, const Batch& b, const std::string& path) {
+  std::vector<store::MeasurementRecord> out(b.requests.size());
+  for (size_t i = 0; i < b.requests.size(); ++i) {
+    const store::VariantRecord& mine = b.variants[b.variant_of_request[i]];
+    auto v = r.variants.find(mine.id);
+    auto m = r.measurements.find(mine.id);
+    if (v == r.variants.end() || v->second->source_hash != mine.source_hash || m == r.measurements.end())
+      throw InputError(Location{path, 0, 0}, "",
+                       "cannot resume: generation " + std::to_string(b.generation) + " does not re-derive as "
+                       "recorded (variant " + std::to_string(mine.id) + "); the templates or kevo changed since");
+    out[i] = *m->second;
+  }
+  return out;
+}
+
+void replay_samples(const store::CampaignContents& contents, std::vector<Run>& runs, policy::LlmClient* client) {
+  std::map<int, std::vector<policy::LlmSample>> by_run;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  for (const store::LlmSampleRecord& r : contents.llm_samples) {
+    policy::LlmSample s;
+    s.request = r.request;
+    s.parent = r.parent;
+    s.prompt = r.prompt;
+    s.response = r.response;
+    s.status = r.status == "duplicate" ? "ok" : r.status;
+    s.error = r.error;
+    s.model = r.model;
+    s.prompt_tokens = r.prompt_tokens;
+    s.completion_tokens = r.completion_tokens;
+    s.generation = r.generation;
+    by_run[r.run].push_back(std::move(s));
+    prompt_tokens += r.prompt_tokens;
+    completion_tokens += r.completion_tokens;
+  }
+  for (Run& run : runs)
+    if (run.editor && by_run.count(run.id)) run.editor->replay_samples(by_run[run.id]);
+  if (client) client->add_usage(prompt_tokens, completion_tokens);
+}
+
+void restore_policies(const store::CampaignContents& contents, std::vector<Run>& runs, int g) {
+  for (const auto& c : contents.checkpoints)
+    if (c.generation == g && c.kind == "policy" && c.run >= 0 && c.run < static_cast<int>(runs.size()))
+      runs[static_cast<size_t>(c.run)].policy->restore(c.bytes);
+}
+
+}  // namespace kevo::search
