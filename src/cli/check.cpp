@@ -48,6 +48,17 @@ std::string human_seconds(double s) {
   return buf;
 }
 
+// Whether workload `i`'s check tells outputs computed from the inputs from outputs that ignore
+// them (docs/evaluation.md); 2 when no check can (the contract is refused), else 0.
+int report_discrimination(const std::string& path, size_t i, const Task& task, const Workload& w, uint64_t seed) {
+  eval::DiscriminationReport d = eval::check_discrimination_on_cpu(task, w, seed);
+  for (const std::string& line : d.lines) std::cout << "    discrimination: " << line << "\n";
+  std::cout << "    perturbed trials: " << d.perturbation << "\n";
+  if (d.ok) return 0;
+  std::cout << path << ": workload " << i << ": " << d.error << "\n";
+  return 2;
+}
+
 // Checks one contract; prints its report. Returns 0, 1 (reference misbehaves) or 2 (invalid).
 // What a reference may cost before `kevo check` leaves it to the GPU.
 struct CpuLimits {
@@ -65,7 +76,7 @@ int check_one(const std::string& path, bool show_graph, bool run, CpuLimits limi
   }
   std::cout << path << ": " << task.name << " - " << task.description << "\n";
   int status = 0;
-  bool ran_any = false;
+  bool ran_any = false, non_finite = false;
   for (size_t i = 0; i < task.workloads.size(); ++i) {
     const Workload& w = task.workloads[i];
     Graph g = task.graph(w);
@@ -74,6 +85,7 @@ int check_one(const std::string& path, bool show_graph, bool run, CpuLimits limi
     std::cout << "  workload " << i << " " << axes_text(task, w) << ": " << human_bytes(static_cast<double>(bytes))
               << " to move (" << bytes << " bytes), " << human_count(static_cast<double>(flops))
               << "FLOP in matmul/conv";
+    bool ran_on_cpu = false;
     if (!run) {
       std::cout << "\n";
     } else if (bytes > limits.bytes) {
@@ -83,27 +95,29 @@ int check_one(const std::string& path, bool show_graph, bool run, CpuLimits limi
                 << "FLOP limit)\n";
     } else {
       eval::ReferenceRun r = eval::run_reference_on_cpu(task, w, seed);
-      ran_any = true;
+      ran_any = ran_on_cpu = true;
       std::cout << "; ran on the CPU in " << human_seconds(r.seconds) << ":";
       for (const eval::OutputSummary& o : r.outputs) {
         std::cout << " " << o.name << " " << dtype_name(o.dtype) << shape_string(o.shape);
         if (o.non_finite) {
           std::cout << " with " << o.non_finite << " non-finite values";
-          status = 1;
+          non_finite = true;
         } else {
           std::cout << " finite, mean abs " << o.mean_abs;
         }
       }
       std::cout << "\n";
+      if (!non_finite) status = std::max(status, report_discrimination(path, i, task, w, seed));
     }
+    if (run && !ran_on_cpu) std::cout << "    discrimination: checked on the GPU before the task's first evaluation\n";
     if (show_graph) {
       std::istringstream lines(g.to_string());
       for (std::string line; std::getline(lines, line);) std::cout << "    " << line << "\n";
     }
   }
   if (run && !ran_any) std::cout << "  no workload is small enough to run on the CPU\n";
-  if (status) std::cout << path << ": the reference produced non-finite outputs: no candidate could match it\n";
-  return status;
+  if (non_finite) std::cout << path << ": the reference produced non-finite outputs: no candidate could match it\n";
+  return std::max(status, non_finite ? 1 : 0);
 }
 
 }  // namespace

@@ -163,6 +163,16 @@ InitSpec read_init(const Reader& r, const json& v, const std::string& ptr, DType
   return init;
 }
 
+Domain read_domain(const Reader& r, const json& v, const std::string& ptr) {
+  r.object(v, ptr);
+  r.only_keys(v, ptr, {"min", "max"});
+  Domain d;
+  if (v.contains("min")) d.min = r.number(v["min"], ptr + "/min");
+  if (v.contains("max")) d.max = r.number(v["max"], ptr + "/max");
+  if (d.min && d.max && !(*d.min < *d.max)) r.fail(ptr, "min must be below max");
+  return d;
+}
+
 TensorDecl read_tensor(const Reader& r, const std::string& name, const json& v, const std::string& ptr,
                        const std::map<std::string, Axis>& axes, bool is_input) {
   TensorDecl t;
@@ -171,7 +181,7 @@ TensorDecl read_tensor(const Reader& r, const std::string& name, const json& v, 
   r.object(v, ptr);
   if (!is_identifier(name)) r.fail(ptr, "'" + name + "' is not a valid Python identifier", true);
   std::set<std::string> keys = {"shape", "dtype", "description"};
-  if (is_input) keys.insert("init");
+  if (is_input) keys.insert({"init", "domain"});
   r.only_keys(v, ptr, keys);
   if (!v.contains("shape")) r.fail(ptr, "missing field 'shape'");
   if (!v.contains("dtype")) r.fail(ptr, "missing field 'dtype'");
@@ -201,6 +211,7 @@ TensorDecl read_tensor(const Reader& r, const std::string& name, const json& v, 
   if (!parsed) r.fail(ptr + "/dtype", "unsupported dtype '" + dt + "' (supported: " + kSupportedDtypes + ")");
   t.dtype = *parsed;
   if (v.contains("description")) t.description = r.string(v["description"], ptr + "/description");
+  if (is_input && v.contains("domain")) t.domain = read_domain(r, v["domain"], ptr + "/domain");
   if (is_input && v.contains("init")) {
     t.init = read_init(r, v["init"], ptr + "/init", t.dtype);
   } else if (!is_floating(t.dtype)) {

@@ -37,11 +37,18 @@ struct InitSpec {
   double value = 0.0;            // constant
 };
 
+// The values an input may take for the reference to be defined ("domain": {"min": 0}, say, for
+// an input of log): kevo's perturbed correctness trials stay inside it.
+struct Domain {
+  std::optional<double> min, max;
+};
+
 struct TensorDecl {
   std::string name;
   std::vector<Dim> shape;
   DType dtype = DType::Float32;
   InitSpec init;  // inputs only
+  Domain domain;  // inputs only
   std::string description;
   Location loc;   // of the declaration
 };

@@ -5,6 +5,8 @@
 
 #include <torch/version.h>
 
+#include "core/rng.h"
+#include "eval/draws.h"
 #include "eval/inputs.h"
 #include "eval/torch_graph.h"
 
@@ -32,6 +34,18 @@ ReferenceRun run_reference_on_cpu(const Task& task, const Workload& w, uint64_t 
     run.outputs.push_back(std::move(s));
   }
   return run;
+}
+
+DiscriminationReport check_discrimination_on_cpu(const Task& task, const Workload& w, uint64_t seed) {
+  const Graph g = task.graph(w);
+  const DiscriminationSeeds seeds{seed, splitmix(seed + 1), splitmix(seed + 2), splitmix(seed + 3)};
+  const Discrimination d = discriminate_on(task, g, w, seeds, torch::kCPU);
+  DiscriminationReport r;
+  r.ok = d.ok();
+  r.error = d.error();
+  r.lines = d.report(task.tolerance);
+  r.perturbation = d.perturbation;
+  return r;
 }
 
 std::string torch_version() {

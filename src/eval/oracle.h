@@ -25,6 +25,16 @@ struct ReferenceRun {
 // Runs the reference for one workload on the CPU with inputs drawn from `seed`.
 ReferenceRun run_reference_on_cpu(const Task& task, const Workload& w, uint64_t seed);
 
+// Whether the task's check tells outputs computed from the inputs from outputs that ignore them,
+// for one workload, on the CPU (eval/discrimination.h): four reference runs from `seed`.
+struct DiscriminationReport {
+  bool ok = true;
+  std::string error;               // one line when !ok
+  std::vector<std::string> lines;  // per output: what kevo found and does
+  std::string perturbation;        // what the first perturbed draw did to the inputs
+};
+DiscriminationReport check_discrimination_on_cpu(const Task& task, const Workload& w, uint64_t seed);
+
 // Versions of the libraries the oracle uses.
 std::string torch_version();
 

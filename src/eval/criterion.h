@@ -1,0 +1,43 @@
+// How a candidate's output is judged against the reference's (eval/ only: LibTorch): the contract's
+// elementwise tolerance |out - ref| <= atol + rtol |ref| (or equal; NaN never passes; integers
+// exactly), or, where that tolerance accepts outputs that ignore the inputs (eval/discrimination.h),
+// the same with atol scaled to the outputs' own magnitude.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "core/task.h"
+
+namespace kevo::eval {
+
+struct Criterion {
+  Tolerance tolerance;
+  // atol becomes min(atol, rtol * mean |ref|) of the reference checked against: an atol above the
+  // outputs' own size would accept zeros.
+  bool scaled = false;
+
+  double atol_for(const torch::Tensor& ref) const;
+  double allowed(double ref, double atol) const { return atol + tolerance.rtol * std::fabs(ref); }
+};
+
+struct ValueCheck {
+  int64_t bad = 0;         // elements outside the criterion
+  int64_t non_finite = 0;  // of them, NaN or infinite where the reference is finite
+  int64_t worst_at = -1;   // flat index of the worst element (largest error over its allowance)
+  double max_abs = 0;      // largest finite |out - ref|
+  double max_ratio = 0;    // largest finite |out - ref| / allowance
+  double atol = 0;         // the atol the check used
+};
+
+// `out` and `ref` of the same number of elements (any shapes, any device), in chunks that keep
+// the temporaries small.
+ValueCheck check_values(const torch::Tensor& out, const torch::Tensor& ref, const Criterion& c);
+
+// Whether `out` passes (no element outside the criterion).
+inline bool passes(const torch::Tensor& out, const torch::Tensor& ref, const Criterion& c) {
+  return check_values(out, ref, c).bad == 0;
+}
+
+}  // namespace kevo::eval

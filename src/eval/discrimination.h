@@ -1,0 +1,55 @@
+// Whether a task's check tells outputs computed from the inputs from outputs that ignore them
+// (eval/ only: LibTorch). Per workload and output it asks what the contract's tolerance accepts
+// that a kernel could write without reading its inputs, or by fitting the declared
+// distribution: zeros, a constant (the reference's mean), the outputs of another draw, and, on
+// perturbed inputs (eval/perturbation.h), the declared distribution's outputs. Where the
+// tolerance accepts any of them, kevo checks that output with atol scaled to the outputs
+// (eval/criterion.h); where even that accepts one, no check can be built and the task is
+// refused. That another draw of the declared distribution passes is allowed (an average that the
+// inputs barely move, such as a loss over 2^30 elements): the perturbed trials catch a kernel
+// that answers with the distribution's expectation.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "core/task.h"
+#include "eval/criterion.h"
+
+namespace kevo::eval {
+
+// The reference's outputs for one draw of the inputs.
+struct Draw {
+  std::vector<torch::Tensor> outputs;  // in contract order
+};
+
+struct OutputVerdict {
+  std::string output;
+  std::vector<std::string> plain_accepts;  // what the contract's tolerance accepts ("zeros", ...)
+  bool scaled = false;                     // checked with atol scaled to the outputs
+  double scaled_atol = 0;                  // on the declared draw
+  std::vector<std::string> still_accepts;  // what even the scaled check accepts: no check can be built
+  bool declared_draws_agree = false;       // another declared draw's outputs pass (only perturbed trials tell)
+  bool discriminates() const { return still_accepts.empty(); }
+};
+
+struct Discrimination {
+  std::vector<OutputVerdict> outputs;
+  std::string perturbation;  // what the perturbed draw analysed did to the inputs
+  bool ok() const;
+  // One line when !ok: "output y: even atol 1e-12 accepts zeros: no check can tell ...".
+  std::string error() const;
+  // The criterion each output is checked with, in contract order.
+  std::vector<Criterion> criteria(const Tolerance& t) const;
+  // Per output, what kevo found and does, one line each (for kevo check).
+  std::vector<std::string> report(const Tolerance& t) const;
+};
+
+// `declared`, `declared2`: two draws of the contract's distributions; `perturbed`, `perturbed2`:
+// two perturbed draws; all of one workload.
+Discrimination discriminate(const Task& task, const Draw& declared, const Draw& declared2, const Draw& perturbed,
+                            const Draw& perturbed2);
+
+}  // namespace kevo::eval

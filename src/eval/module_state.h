@@ -1,0 +1,32 @@
+// What a compiled module keeps between launches, read from its CUBIN (an ELF file): writable
+// module-scope memory (`__device__` and `__managed__` variables live in the sections .nv.global
+// and .nv.global.init) and calls into the device heap (malloc and free, whose blocks outlive the
+// launch that made them). A kernel that keeps state there could remember an answer and copy it
+// on a repeated input instead of computing it, so the runner refuses such modules (status
+// `stateful`); a plan's scratch buffers are where state belongs (poisoned before every launch).
+// Free of CUDA headers: the ELF layout is read by hand.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kevo::eval {
+
+struct ModuleState {
+  uint64_t writable_bytes = 0;         // the sizes of .nv.global and .nv.global.init
+  std::vector<std::string> variables;  // the symbols that live there ("cache", "counter")
+  std::vector<std::string> heap_calls; // device-heap functions the module calls ("malloc", "free")
+
+  bool stateful() const { return writable_bytes > 0 || !heap_calls.empty(); }
+  // One line for a status text: "writable module memory (4100 bytes: cache, counter) and the
+  // device heap (malloc, free)"; empty when not stateful.
+  std::string describe() const;
+};
+
+// Throws std::invalid_argument (one line) when `cubin` is not a 64-bit little-endian ELF whose
+// section and symbol tables lie inside it.
+ModuleState inspect_module_state(std::string_view cubin);
+
+}  // namespace kevo::eval
