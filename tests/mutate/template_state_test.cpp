@@ -1,6 +1,8 @@
-// No template keeps state between launches: a sampled instance of every design space of every
-// development and training task compiles (NVRTC, sm_90a) to a module with no writable module
-// memory and no device heap, so the runner's refusal of stateful modules never hits a template.
+// Templates use no device heap (which the runner refuses: its blocks outlive a launch and cannot
+// be reset): a sampled instance of every design space of every development and training task
+// compiles (NVRTC, sm_90a) to a module that calls neither malloc nor free. Their writable module
+// memory (static constexpr members the compiler places there) is what the worker resets to its
+// load-time image before every launch.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -34,12 +36,12 @@ std::vector<std::string> contracts_in(const std::string& dir) {
   return out;
 }
 
-TEST(TemplateState, NoTemplateInstanceKeepsStateBetweenLaunches) {
+TEST(TemplateState, NoTemplateInstanceUsesTheDeviceHeap) {
   std::vector<std::string> files = contracts_in(kRoot + "tasks/");
   for (const std::string& f : contracts_in(kRoot + "tasks/train/")) files.push_back(f);
   ASSERT_GE(files.size(), 14u);
   std::mt19937_64 rng(17);
-  int checked = 0;
+  int checked = 0, with_module_memory = 0;
   for (const std::string& file : files) {
     const Task task = load_task(file);
     for (const auto& space : lower(task)) {
@@ -54,11 +56,13 @@ TEST(TemplateState, NoTemplateInstanceKeepsStateBetweenLaunches) {
       if (r.name_expressions.empty()) continue;  // a library-only plan has no module
       ASSERT_EQ(b.status, eval::BuildStatus::Ok) << file << " " << g.to_string() << ": " << b.error;
       const eval::ModuleState s = eval::inspect_module_state(b.cubin);
-      EXPECT_FALSE(s.stateful()) << file << " " << g.to_string() << ": " << s.describe();
+      EXPECT_TRUE(s.heap_calls.empty()) << file << " " << g.to_string() << ": " << s.describe();
+      with_module_memory += s.writable_bytes > 0;
       ++checked;
     }
   }
-  std::printf("%d template instances keep no state between launches\n", checked);
+  std::printf("%d template instances use no device heap; %d have writable module memory (reset before every launch)\n",
+              checked, with_module_memory);
   EXPECT_GE(checked, 20);
 }
 
