@@ -13,6 +13,7 @@ namespace {
 constexpr unsigned char kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
 constexpr int kClass64 = 2, kLittleEndian = 1;
 constexpr uint32_t kSymtab = 2;  // SHT_SYMTAB
+constexpr uint32_t kNoBits = 8;  // SHT_NOBITS: a section that occupies no bytes in the file
 constexpr uint16_t kUndefined = 0;
 constexpr size_t kHeaderBytes = 64, kSectionBytes = 64, kSymbolBytes = 24;
 
@@ -91,8 +92,21 @@ std::string ModuleState::describe() const {
 ModuleState inspect_module_state(std::string_view bytes) {
   const std::vector<Section> sections = sections_of(bytes);
   ModuleState state;
-  for (const Section& s : sections)
-    if (is_writable_module_memory(s.name)) state.writable_bytes += s.size;
+  std::vector<int> writable_of(sections.size(), -1);  // section index -> its entry in state.writable
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const Section& s = sections[i];
+    if (!is_writable_module_memory(s.name) || s.size == 0) continue;
+    WritableSection w;
+    w.name = s.name;
+    w.bytes = s.size;
+    if (s.type != kNoBits) {
+      if (s.offset > bytes.size() || s.size > bytes.size() - s.offset) bad("a section runs past the end of the file");
+      w.image = std::string(bytes.substr(s.offset, s.size));
+    }
+    writable_of[i] = static_cast<int>(state.writable.size());
+    state.writable.push_back(std::move(w));
+    state.writable_bytes += s.size;
+  }
   for (const Section& symtab : sections) {
     if (symtab.type != kSymtab) continue;
     if (symtab.link >= sections.size() || symtab.entry_size < kSymbolBytes) bad("a malformed symbol table");
@@ -104,9 +118,10 @@ ModuleState inspect_module_state(std::string_view bytes) {
       if (in_section == kUndefined) {
         for (const char* heap : kHeapFunctions)
           if (name == heap) state.heap_calls.push_back(name);
-      } else if (in_section < sections.size() && is_writable_module_memory(sections[in_section].name) &&
-                 !name.empty() && name != sections[in_section].name) {
+      } else if (in_section < sections.size() && writable_of[in_section] >= 0 && !name.empty() &&
+                 name != sections[in_section].name) {
         state.variables.push_back(name);
+        state.writable[static_cast<size_t>(writable_of[in_section])].symbols.emplace_back(name, read<uint64_t>(bytes, sym + 8));
       }
     }
   }

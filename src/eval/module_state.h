@@ -1,10 +1,11 @@
 // What a compiled module keeps between launches, read from its CUBIN (an ELF file): writable
-// module-scope memory (`__device__` and `__managed__` variables live in the sections .nv.global
-// and .nv.global.init) and calls into the device heap (malloc and free, whose blocks outlive the
-// launch that made them). A kernel that keeps state there could remember an answer and copy it
-// on a repeated input instead of computing it, so the runner refuses such modules (status
-// `stateful`); a plan's scratch buffers are where state belongs (poisoned before every launch).
-// Free of CUDA headers: the ELF layout is read by hand.
+// module-scope memory (`__device__` and `__managed__` variables, and the static constexpr members
+// the compiler places beside them, live in the sections .nv.global and .nv.global.init) and calls
+// into the device heap (malloc and free, whose blocks outlive the launch that made them). A kernel
+// that keeps state there could remember an answer and copy it on a repeated input instead of
+// computing it. The worker therefore writes every writable section back to its load-time image
+// before every launch, and the runner refuses modules that use the device heap (status
+// `stateful`), which nothing can reset. Free of CUDA headers: the ELF layout is read by hand.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +15,22 @@
 
 namespace kevo::eval {
 
+// A writable section: its bytes at load time and the symbols in it, by which the worker finds
+// where the driver placed it.
+struct WritableSection {
+  std::string name;                                     // ".nv.global" or ".nv.global.init"
+  uint64_t bytes = 0;
+  std::string image;                                    // its initial bytes; empty for .nv.global (zeros)
+  std::vector<std::pair<std::string, uint64_t>> symbols;  // (symbol, offset in the section)
+};
+
 struct ModuleState {
+  std::vector<WritableSection> writable;  // the non-empty ones
   uint64_t writable_bytes = 0;         // the sizes of .nv.global and .nv.global.init
   std::vector<std::string> variables;  // the symbols that live there ("cache", "counter")
   std::vector<std::string> heap_calls; // device-heap functions the module calls ("malloc", "free")
 
+  // Whether it keeps anything between launches (before the worker's reset).
   bool stateful() const { return writable_bytes > 0 || !heap_calls.empty(); }
   // One line for a status text: "writable module memory (4100 bytes: cache, counter) and the
   // device heap (malloc, free)"; empty when not stateful.

@@ -84,6 +84,22 @@ TEST(ModuleState, DeviceVariablesOfEveryKindAreFoundAndNamed) {
           << arch << ": " << v << " not among " << s.describe();
     EXPECT_TRUE(s.heap_calls.empty()) << arch;
     EXPECT_NE(s.describe().find("writable module memory"), std::string::npos) << s.describe();
+    // What the worker writes back before every launch: zeros for .nv.global, the initial values
+    // of .nv.global.init (fingerprint = -1), each symbol at its offset in its section.
+    bool found_init = false;
+    for (const WritableSection& w : s.writable) {
+      EXPECT_TRUE(w.image.empty() || w.image.size() == w.bytes) << arch << " " << w.name;
+      EXPECT_EQ(w.image.empty(), w.name == ".nv.global") << arch << " " << w.name;
+      for (const auto& [name, offset] : w.symbols) {
+        EXPECT_LT(offset, w.bytes) << arch << " " << name;
+        if (name == "fingerprint") {
+          found_init = true;
+          ASSERT_EQ(w.name, ".nv.global.init") << arch;
+          EXPECT_EQ(w.image.substr(offset, 4), std::string(4, '\xff')) << arch;
+        }
+      }
+    }
+    EXPECT_TRUE(found_init) << arch;
   }
 }
 
