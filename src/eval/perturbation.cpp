@@ -18,10 +18,9 @@ constexpr double kMaxShift = 0.5;                   // of the declared spread
 constexpr double kOutlierFraction = 1e-4;
 constexpr int64_t kMinElementsForOutliers = 100;
 
-bool moves(const TensorDecl& t) {
-  const std::string& d = t.init.dist;
-  return is_floating(t.dtype) && (d == "uniform" || d == "normal" || d == "kaiming_uniform" || d == "fan_in_uniform");
-}
+// Floating inputs move, constants too (a kernel must not assume a weight of ones); labels
+// (`choice`) and integers keep their declared values.
+bool moves(const TensorDecl& t) { return is_floating(t.dtype) && t.init.dist != "choice"; }
 
 // The declared distribution's spread (what a shift is measured in; 0: no shift) and whether it is
 // nonnegative (then a perturbation keeps it so: an input of log or sqrt stays in its domain).
@@ -33,6 +32,9 @@ struct Spread {
 Spread spread_of(const InitSpec& in) {
   if (in.dist == "uniform") return {in.high - in.low, in.low >= 0};
   if (in.dist == "normal") return {in.std, false};
+  if (in.dist == "ones") return {1, true};
+  if (in.dist == "zeros") return {1, false};
+  if (in.dist == "constant") return {std::max(std::fabs(in.value), 1.0), in.value >= 0};
   return {0, false};  // kaiming_uniform, fan_in_uniform: weights stay centred; their scale moves
 }
 

@@ -1,10 +1,10 @@
 // Perturbed inputs for correctness trials: the contract's distributions moved (scaled, shifted,
 // with a few outliers), so that the statistics of the declared distribution (a loss's
 // expectation, say) move from trial to trial, and a kernel that answers from those statistics,
-// or from a sample of its input, instead of computing from all of it, fails. Only continuous
-// floating inputs move (uniform, normal, kaiming_uniform, fan_in_uniform); labels, indices and
-// constants keep their declared values. Perturbed values stay on the declared distribution's
-// side of zero and inside the input's `domain`.
+// or from a sample of its input, instead of computing from all of it, fails. Floating inputs
+// move, constant ones too (a kernel must not assume a weight of ones); labels (`choice`) and
+// integers keep their declared values. Perturbed values stay on the declared distribution's side
+// of zero and inside the input's `domain`.
 #pragma once
 
 #include <torch/torch.h>

@@ -149,10 +149,20 @@ TEST(Perturbation, StaysOnTheDeclaredSideOfZeroAndInsideTheDomainAndIsReproducib
     perturb(t, p, seed, again);
     EXPECT_TRUE(torch::equal(in[0], again[0]));
   }
-  // Labels, indices and constants keep their declared values.
+  // Labels and indices keep their declared values; a constant weight moves (and stays constant
+  // but for its outliers).
   const Task labels = task_of("x * 2.0", R"(["M", "N"])", 16, 16,
                               R"("x": {"shape": ["M", "N"], "dtype": "float32", "init": {"dist": "choice", "values": [-1, 1]}})");
   EXPECT_TRUE(perturbation_for(labels, 3).empty());
+  const Task ones = task_of("x * 2.0", R"(["M", "N"])", 16, 16,
+                            R"("x": {"shape": ["M", "N"], "dtype": "float32", "init": {"dist": "ones"}})");
+  const Perturbation p = perturbation_for(ones, 3, false);
+  ASSERT_EQ(p.inputs.size(), 1u);
+  std::vector<torch::Tensor> in = make_inputs(ones, ones.workloads[0], 3);
+  perturb(ones, p, 3, in);
+  EXPECT_NEAR(in[0].min().item<double>(), p.inputs[0].scale + p.inputs[0].shift, 1e-6);
+  EXPECT_NEAR(in[0].max().item<double>(), p.inputs[0].scale + p.inputs[0].shift, 1e-6);
+  EXPECT_GT(in[0].min().item<double>(), 0.0);
 }
 
 TEST(Perturbation, OutliersAreDroppedWhereTheReferenceIsNotFiniteWithThem) {
