@@ -10,7 +10,9 @@ namespace {
 constexpr const char* kNames[] = {"ok",          "compile_error",  "bad_plan",           "launch_error",
                                   "cuda_error",  "timeout",        "worker_crashed",     "wrong_result",
                                   "not_finite",  "unwritten",      "input_modified",     "out_of_bounds",
-                                  "unexpected_kernels", "timed_run_wrong", "held_back_failed", "internal_error"};
+                                  "unexpected_kernels", "timed_run_wrong", "held_back_failed", "internal_error",
+                                  "stateful",    "input_independent", "distribution_fitted", "faster_than_light",
+                                  "unverifiable"};
 
 nlohmann::json timing_json(const TimingFigures& t) {
   return {{"median_ms", t.median_ms}, {"p20_ms", t.p20_ms},   {"p80_ms", t.p80_ms},
@@ -20,6 +22,8 @@ nlohmann::json timing_json(const TimingFigures& t) {
 }
 
 }  // namespace
+
+static_assert(std::size(kNames) == static_cast<size_t>(EvalStatus::Unverifiable) + 1, "a name for every status");
 
 const char* to_string(EvalStatus s) { return kNames[static_cast<int>(s)]; }
 
@@ -41,7 +45,12 @@ nlohmann::json to_json(const Measurement& m) {
                         {"candidate", timing_json(w.candidate)}, {"eager", timing_json(w.eager)},
                         {"speedup", w.speedup}};
     if (w.compile_ms > 0) j["torch_compile_ms"] = w.compile_ms;
-    if (w.floor_ms > 0) j["floor_ms"] = w.floor_ms;
+    if (w.floor_ms > 0) {
+      j["floor_ms"] = w.floor_ms;
+      j["dram_floor_ms"] = w.dram_floor_ms;
+      j["compute_floor_ms"] = w.compute_floor_ms;
+      if (w.candidate.median_ms > 0) j["speed_of_light_fraction"] = w.floor_ms / w.candidate.median_ms;
+    }
     if (w.worst.count > 0)
       j["worst"] = {{"output", w.worst.output}, {"index", w.worst.index}, {"got", w.worst.got},
                     {"expected", w.worst.expected}, {"allowed", w.worst.allowed}, {"count", w.worst.count}};

@@ -28,6 +28,12 @@ enum class EvalStatus {
   TimedRunWrong,      // right when checked, wrong while timed: it skipped work
   HeldBackFailed,     // a > 10x speedup that did not hold on the held-back workload
   InternalError,      // kevo's own failure (oracle, out of memory on the engine side); not the candidate's
+  // Reward integrity (docs/evaluation.md): each names a way to earn speed without doing the work.
+  Stateful,           // keeps state between launches: the device heap, or faster when its memory is left alone
+  InputIndependent,   // outputs pass the contract's tolerance only because it accepts outputs that ignore the inputs
+  DistributionFitted, // right on the declared distributions, wrong on perturbed inputs
+  FasterThanLight,    // faster than this GPU can move the task's bytes or do its FLOPs
+  Unverifiable,       // the task's check cannot tell outputs that ignore the inputs from real ones
 };
 const char* to_string(EvalStatus s);  // "ok", "wrong_result", ...
 bool parse_status(const std::string& name, EvalStatus& out);
@@ -59,7 +65,11 @@ struct WorkloadMeasurement {
   TimingFigures candidate, eager;
   double compile_ms = 0;        // torch.compile's median from tools/torch_baseline.py; 0 when unknown
   double speedup = 0;           // eager / candidate
-  double floor_ms = 0;          // bytes moved over the measured copy bandwidth (0: not measured)
+  // The speed of light (0: not measured): the larger of the DRAM floor (bytes moved over the
+  // measured copy bandwidth) and the compute floor (matmul/conv FLOPs over the measured bf16
+  // tensor-core peak).
+  double floor_ms = 0;
+  double dram_floor_ms = 0, compute_floor_ms = 0;
 };
 
 struct Measurement {
