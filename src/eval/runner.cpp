@@ -1,6 +1,6 @@
 // The engine's side of evaluation: per GPU a slot with its worker, its buffer arena shared with
 // that worker through CUDA IPC, its oracle cache and its eager baselines. Sections: layout and
-// poison, output checks, the oracle cache, the slot (one evaluation), the Evaluator.
+// poison, output checks, the oracle cache, the slot (one evaluation), the Runner.
 #include "eval/runner.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -719,9 +719,9 @@ class EvaluationRun {
 
 }  // namespace
 
-// ------------------------------------------------------------------------------------ Evaluator
+// ------------------------------------------------------------------------------------ Runner
 
-class Evaluator::Impl {
+class Runner::Impl {
  public:
   explicit Impl(EvalOptions o) : opts(std::move(o)) {
     if (!cuda_api()) throw std::runtime_error("kevo eval needs a CUDA GPU: " + cuda_driver_status().error);
@@ -765,16 +765,16 @@ DeviceLimits device_limits(int device) {
 
 DeviceLimits Slot::limits_of() const { return device_limits(device_); }
 
-Evaluator::Evaluator(EvalOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
-Evaluator::~Evaluator() = default;
+Runner::Runner(EvalOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Runner::~Runner() = default;
 
-int Evaluator::gpus() const { return static_cast<int>(impl_->slots.size()); }
-std::string Evaluator::device_name() const { return impl_->slots.front()->name(); }
-std::string Evaluator::arch() const { return impl_->slots.front()->arch(); }
-const EvalStats& Evaluator::stats() const { return impl_->stats; }
-DeviceLimits Evaluator::limits() const { return device_limits(impl_->opts.gpus.front()); }
+int Runner::gpus() const { return static_cast<int>(impl_->slots.size()); }
+std::string Runner::device_name() const { return impl_->slots.front()->name(); }
+std::string Runner::arch() const { return impl_->slots.front()->arch(); }
+const EvalStats& Runner::stats() const { return impl_->stats; }
+DeviceLimits Runner::limits() const { return device_limits(impl_->opts.gpus.front()); }
 
-std::vector<Measurement> Evaluator::evaluate(const std::vector<EvalJob>& jobs) {
+std::vector<Measurement> Runner::evaluate(const std::vector<EvalJob>& jobs) {
   auto start = Clock::now();
   std::vector<Measurement> out(jobs.size());
   std::atomic<size_t> next{0};
