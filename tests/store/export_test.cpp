@@ -253,8 +253,8 @@ const char* kRecordingRuntime = R"src(#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstring>
 #define KEVO_EXPORT_RUNTIME_V1
-#define KEVO_EXPORT_CUBLASLT_V3
-#define KEVO_EXPORT_CUDNN_V1
+#define KEVO_EXPORT_CUBLASLT_V4
+#define KEVO_EXPORT_CUDNN_V2
 const char* const* g_kinds = nullptr;  // per kernel launch of the run: 'B'uffer, 'I'nt32, 'L' int64, 'F'loat, 'D'ouble
 int g_launch = 0;
 const void* const* g_kernels = nullptr;
@@ -516,7 +516,7 @@ TEST(Export, TheLauncherAsksForWhatTheEngineResolvesOnEveryValidatedWorkload) {
 }
 
 // A plan whose matmul is autotuned ("algo": "auto") exports with algo -1, which the cuBLASLt runtime
-// section (v3) times at the first call of each shape; the header compiles and links with nvcc, and
+// section (v4) times at the first call of each shape; the header compiles and links with nvcc, and
 // the launcher passes -1 on every workload.
 TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
   Task linear = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
@@ -529,8 +529,8 @@ TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
   ASSERT_EQ(std::get<MatmulStep>(e.candidate.plan.steps.front().op).algo, kAutotunedAlgo);
   e.header = export_header(linear, e.candidate, provenance(linear, "linear_auto.json"));
   for (const char* want : {"kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS, -1}",
-                           "algorithm autotuned at the first call of each shape", "#ifndef KEVO_EXPORT_CUBLASLT_V3",
-                           "inline namespace v3 {", "detail::tune(q, usable, a, b, d, workspace, stream)",
+                           "algorithm autotuned at the first call of each shape", "#ifndef KEVO_EXPORT_CUBLASLT_V4",
+                           "inline namespace v4 {", "cublaslt::tune(linked_cublaslt(), p.handle, p.plan,",
                            "cudaEventElapsedTime", "cudaErrorStreamCaptureUnsupported"})
     EXPECT_NE(e.header.find(want), std::string::npos) << want << "\n" << e.header;
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
