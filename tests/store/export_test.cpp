@@ -27,6 +27,7 @@
 #include "core/error.h"
 #include "core/task.h"
 #include "mutate/space.h"
+#include "store/export_runtime.h"
 
 namespace kevo::store {
 namespace {
@@ -468,12 +469,23 @@ std::string record_block(const Exported& e, int wi) {
          "}), bytes);\n    std::printf(\"status %d bytes %zu\\n\", static_cast<int>(err), bytes);\n  }\n";
 }
 
+// A record split into its runs, each from its "run <namespace> <workload>" line.
+std::vector<std::string> runs_of(const std::string& record) {
+  std::vector<std::string> out;
+  std::istringstream in(record);
+  for (std::string line; std::getline(in, line);) {
+    if (out.empty() || line.rfind("run ", 0) == 0) out.emplace_back();
+    out.back() += line + "\n";
+  }
+  return out;
+}
+
 // Runs every validated workload of each header of `program` under the recording runtime and
-// compares what the launcher asked for with the engine's own resolution; returns the runs.
+// compares what the launcher asked for with the engine's own resolution; returns the runs the
+// program recorded that match it (0 when it does not compile).
 int record_program(const std::vector<const Exported*>& program) {
   const std::string dir = make_dir("record" + program.front()->label);
   std::string main = std::string(kRecordingRuntime), blocks, expected;
-  int runs = 0;
   for (const Exported* e : program) {
     EXPECT_NE(e->header.find("kevo_export_kernel_"), std::string::npos);
     std::ofstream(dir + e->label + ".cuh") << e->header;
@@ -481,7 +493,6 @@ int record_program(const std::vector<const Exported*>& program) {
     for (size_t wi = 0; wi < e->task->workloads.size(); ++wi) {
       blocks += record_block(*e, static_cast<int>(wi));
       expected += expected_record(*e->task, e->candidate, static_cast<int>(wi));
-      ++runs;
     }
   }
   std::ofstream(dir + "main.cu") << main << "\nint main() {\n" << blocks << "  return 0;\n}\n";
@@ -493,16 +504,14 @@ int record_program(const std::vector<const Exported*>& program) {
   if (rc != 0) return 0;
   std::string got = shell(dir + "record", &rc);
   EXPECT_EQ(rc, 0) << got;
-  std::istringstream g(got), x(expected);
-  std::string gl, xl;
-  for (int line = 1; std::getline(x, xl); ++line) {
-    if (!std::getline(g, gl)) {
-      ADD_FAILURE() << "the program stopped before: " << xl;
-      break;
-    }
-    EXPECT_EQ(gl, xl) << "line " << line << " of the record; headers in " << dir;
+  const std::vector<std::string> want = runs_of(expected), have = runs_of(got);
+  EXPECT_EQ(have.size(), want.size()) << "runs recorded; headers in " << dir << "\n" << got;
+  int matched = 0;
+  for (size_t i = 0; i < want.size() && i < have.size(); ++i) {
+    EXPECT_EQ(have[i], want[i]) << "run " << i << " of the record; headers in " << dir;
+    matched += have[i] == want[i] ? 1 : 0;
   }
-  return runs;
+  return matched;
 }
 
 TEST(Export, TheLauncherAsksForWhatTheEngineResolvesOnEveryValidatedWorkload) {
@@ -510,9 +519,55 @@ TEST(Export, TheLauncherAsksForWhatTheEngineResolvesOnEveryValidatedWorkload) {
   std::vector<Task> tasks;
   int spaces = 0;
   std::vector<Exported> all = export_all(tasks, &spaces);
-  int runs = 0;
-  for (const auto& program : rounds(all)) runs += record_program(program);
+  ASSERT_GE(spaces, static_cast<int>(tasks.size())) << "every task has a space";
+  ASSERT_EQ(all.size(), static_cast<size_t>(spaces) + 2) << "every candidate exported";
+  int runs = 0, expected = 0;
+  std::set<const Exported*> recorded;
+  for (const auto& program : rounds(all)) {
+    runs += record_program(program);
+    for (const Exported* e : program) {
+      expected += static_cast<int>(e->task->workloads.size());
+      recorded.insert(e);
+    }
+  }
+  EXPECT_EQ(recorded.size(), all.size()) << "every header ran under the recording runtime";
+  EXPECT_GE(expected, 2 * static_cast<int>(all.size())) << "every task has at least two workloads";
+  EXPECT_EQ(runs, expected) << "every validated workload of every header recorded, as the engine resolves it";
   std::printf("%d runs of %zu headers recorded, each launch as the engine resolves it\n", runs, all.size());
+}
+
+// The runtime an exported header carries is src/runtime/kevo_export/'s headers (which the worker's
+// library steps compile too), from their "// ---- kevo export runtime" line, with the planners
+// inlined verbatim: the header ships the planning the search measured. Each block is one guarded
+// unit, ending with the #endif that names its guard (what tests/search/replay_golden.sh masks).
+TEST(Export, TheRuntimeBlocksAreTheRuntimeHeadersWithTheirPlannersInlined) {
+  auto file = [](const std::string& name) {
+    std::ifstream in(kRoot + "src/runtime/kevo_export/" + name);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto from_marker = [](const std::string& text, const std::string& marker) {
+    const size_t at = text.find("\n" + marker);
+    return at == std::string::npos ? std::string() : text.substr(at + 1);
+  };
+  EXPECT_EQ(export_runtime_block("runtime.h"), from_marker(file("runtime.h"), "// ---- kevo export runtime"));
+  const std::map<std::string, std::pair<std::string, std::string>> libraries = {
+      {"cublaslt.h", {"cublaslt_plan.h", "KEVO_EXPORT_CUBLASLT_V4"}}, {"cudnn.h", {"cudnn_plan.h", "KEVO_EXPORT_CUDNN_V2"}}};
+  for (const auto& [name, planner_and_guard] : libraries) {
+    const std::string& block = export_runtime_block(name);
+    const std::string planner = from_marker(file(planner_and_guard.first), "// ---- ");
+    ASSERT_FALSE(planner.empty()) << planner_and_guard.first;
+    EXPECT_NE(block.find(planner), std::string::npos) << name << " does not carry " << planner_and_guard.first;
+    const std::string include = "#include \"" + planner_and_guard.first + "\"\n";
+    std::string expected = from_marker(file(name), "// ---- kevo export runtime");
+    ASSERT_NE(expected.find(include), std::string::npos) << name;
+    expected.replace(expected.find(include), include.size(), planner);
+    EXPECT_EQ(block, expected) << name;
+    EXPECT_EQ(block.find("#include"), std::string::npos) << name << " must need no file of kevo's";
+    const std::string endif = "#endif  // " + planner_and_guard.second + "\n";
+    EXPECT_EQ(block.find("#endif  // KEVO_EXPORT_"), block.size() - endif.size()) << name << ": one guarded unit";
+    EXPECT_EQ(block.rfind("// ---- kevo export runtime", 0), 0u) << name;
+  }
+  EXPECT_THROW(export_runtime_block("cublaslt_plan.h"), std::logic_error);
 }
 
 // A plan whose matmul is autotuned ("algo": "auto") exports with algo -1, which the cuBLASLt runtime
