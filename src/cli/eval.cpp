@@ -124,9 +124,9 @@ int cmd_eval(const std::vector<std::string>& args) {
     std::cerr << "kevo eval: needs a CUDA GPU: " << eval::cuda_driver_status().error << "\n";
     return 2;
   }
-  std::unique_ptr<eval::Evaluator> evaluator;
+  std::unique_ptr<eval::Runner> runner;
   try {
-    evaluator = std::make_unique<eval::Evaluator>(eo);
+    runner = std::make_unique<eval::Runner>(eo);
   } catch (const std::exception& e) {
     std::cerr << "kevo eval: " << e.what() << "\n";
     return 2;
@@ -135,18 +135,18 @@ int cmd_eval(const std::vector<std::string>& args) {
   eval::BuildRequest req;
   req.source = candidate.source;
   req.name_expressions = candidate.kernel_names();
-  req.arch = evaluator->arch();
+  req.arch = runner->arch();
   req.cache_dir = cache_dir;
   eval::CompilePoolConfig pc;
   pc.workers = 1;
   eval::CompilePool compiler(pc);
   eval::BuildResult built = compiler.build_all({req}).front();
 
-  std::cout << task.name << ": candidate " << candidate.name << " on " << evaluator->gpus() << " x "
-            << evaluator->device_name() << " (" << evaluator->arch() << "), " << eo.trials << " trials per workload\n";
+  std::cout << task.name << ": candidate " << candidate.name << " on " << runner->gpus() << " x "
+            << runner->device_name() << " (" << runner->arch() << "), " << eo.trials << " trials per workload\n";
   std::vector<eval::EvalJob> jobs;
   for (int i = 0; i < repeat; ++i) jobs.push_back({&task, candidate, built, compile_ms});
-  std::vector<eval::Measurement> results = evaluator->evaluate(jobs);
+  std::vector<eval::Measurement> results = runner->evaluate(jobs);
   for (size_t i = 0; i < results.size(); ++i) {
     if (repeat > 1) std::cout << "evaluation " << i + 1 << " of " << repeat << ":\n";
     print(results[i]);
@@ -160,7 +160,7 @@ int cmd_eval(const std::vector<std::string>& args) {
       std::cout << "repeat: " << medians.size() << " of " << repeat << " ok; speedup spread (max/min - 1) "
                 << fmt("%.2f", 100 * (std::exp(hi - lo) - 1)) << "%\n";
     }
-    const eval::EvalStats& s = evaluator->stats();
+    const eval::EvalStats& s = runner->stats();
     std::cout << "throughput: " << fmt("%.1f", 60.0 * s.evaluations / s.wall_seconds) << " evaluations/min, "
               << fmt("%.3f", (s.wall_seconds - s.candidate_gpu_seconds) / s.evaluations)
               << " s per evaluation beyond the candidate's own GPU time\n";

@@ -92,40 +92,38 @@ AxisExpr AxisExpr::parse(const std::string& text) {
   return e;
 }
 
-int64_t AxisExpr::eval(const std::map<std::string, int64_t>& axes) const {
-  std::vector<int64_t> stack;
-  for (const Token& t : rpn_) {
-    if (t.kind == Token::Num) {
-      stack.push_back(t.num);
-    } else if (t.kind == Token::Name) {
-      auto it = axes.find(t.text);
-      if (it == axes.end()) throw std::invalid_argument("unknown axis '" + t.text + "' in '" + text_ + "'");
-      stack.push_back(it->second);
-    } else if (t.text == "neg") {
-      if (stack.back() == INT64_MIN) throw std::invalid_argument("'" + text_ + "' overflows 64 bits");
-      stack.back() = -stack.back();
-    } else {
-      int64_t b = stack.back();
-      stack.pop_back();
-      int64_t a = stack.back(), r = 0;
-      bool overflow = false;
-      if (t.text == "+") overflow = __builtin_add_overflow(a, b, &r);
-      else if (t.text == "-") overflow = __builtin_sub_overflow(a, b, &r);
-      else if (t.text == "*") overflow = __builtin_mul_overflow(a, b, &r);
-      else {
-        if (b == 0) throw std::invalid_argument("division by zero in '" + text_ + "'");
-        if (a == INT64_MIN && b == -1) overflow = true;
-        else {
-          int64_t q = a / b;
-          if ((a % b != 0) && ((a < 0) != (b < 0))) --q;  // Python's floor division
-          r = t.text == "//" ? q : a - q * b;
-        }
-      }
-      if (overflow) throw std::invalid_argument("'" + text_ + "' overflows 64 bits");
-      stack.back() = r;
-    }
+bool AxisExpr::apply(const std::string& op, int64_t a, int64_t b, int64_t* out) {
+  if (op == "+") return !__builtin_add_overflow(a, b, out);
+  if (op == "-") return !__builtin_sub_overflow(a, b, out);
+  if (op == "*") return !__builtin_mul_overflow(a, b, out);
+  if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+  int64_t q = a / b, m = a % b;
+  if (m != 0 && ((m < 0) != (b < 0))) {  // Python's floor division; the remainder takes b's sign
+    --q;
+    m += b;
   }
-  return stack.back();
+  *out = op == "//" ? q : m;
+  return true;
+}
+
+int64_t AxisExpr::eval(const std::map<std::string, int64_t>& axes) const {
+  return reduce<int64_t>(
+      [](int64_t v) { return v; },
+      [&](const std::string& name) {
+        auto it = axes.find(name);
+        if (it == axes.end()) throw std::invalid_argument("unknown axis '" + name + "' in '" + text_ + "'");
+        return it->second;
+      },
+      [&](int64_t v) {
+        if (v == INT64_MIN) throw std::invalid_argument("'" + text_ + "' overflows 64 bits");
+        return -v;
+      },
+      [&](const std::string& op, int64_t a, int64_t b) {
+        if ((op == "//" || op == "%") && b == 0) throw std::invalid_argument("division by zero in '" + text_ + "'");
+        int64_t r = 0;
+        if (!apply(op, a, b, &r)) throw std::invalid_argument("'" + text_ + "' overflows 64 bits");
+        return r;
+      });
 }
 
 }  // namespace kevo

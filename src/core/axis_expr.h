@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kevo {
@@ -21,6 +22,17 @@ class AxisExpr {
   const std::vector<std::string>& names() const { return names_; }  // axis names it uses
   const std::string& text() const { return text_; }
 
+  // A value built bottom-up from the expression tree, in the order eval() computes it: `number`
+  // (int64_t) and `name` (const std::string&) make the leaves' values, `negate` (T) a unary
+  // minus's, `binary` (const std::string& op, T, T) that of + - * // %. The way to turn the
+  // expression into something else (C++ text, a folded form) without a second parser.
+  template <typename T, typename Number, typename Name, typename Negate, typename Binary>
+  T reduce(Number number, Name name, Negate negate, Binary binary) const;
+
+  // One operation of eval()'s arithmetic ("+", "-", "*", and Python's floor "//" and "%"):
+  // false on division by zero or 64-bit overflow.
+  static bool apply(const std::string& op, int64_t a, int64_t b, int64_t* out);
+
  private:
   struct Token {
     enum Kind { Num, Name, Op } kind;
@@ -31,5 +43,24 @@ class AxisExpr {
   std::vector<Token> rpn_;  // postfix form; "neg" is unary minus
   std::vector<std::string> names_;
 };
+
+template <typename T, typename Number, typename Name, typename Negate, typename Binary>
+T AxisExpr::reduce(Number number, Name name, Negate negate, Binary binary) const {
+  std::vector<T> stack;
+  for (const Token& t : rpn_) {
+    if (t.kind == Token::Num) {
+      stack.push_back(number(t.num));
+    } else if (t.kind == Token::Name) {
+      stack.push_back(name(t.text));
+    } else if (t.text == "neg") {
+      stack.back() = negate(std::move(stack.back()));
+    } else {
+      T b = std::move(stack.back());
+      stack.pop_back();
+      stack.back() = binary(t.text, std::move(stack.back()), std::move(b));
+    }
+  }
+  return std::move(stack.back());
+}
 
 }  // namespace kevo

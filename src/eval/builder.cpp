@@ -1,40 +1,29 @@
-// The Builder: what untrusted source may ask of NVRTC, the compile itself, the CUBIN cache, the
-// wire format and the compile worker. Sections follow that order.
+// The Builder: what untrusted source may ask of NVRTC (options, includes, name expressions), the
+// headers it is offered, and the compile itself through the CUBIN cache. Sections follow that order.
 #include "eval/builder.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <sstream>
-#include <thread>
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <nvrtc.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
-#include "core/base64.h"
 #include "core/error.h"
-#include "core/frame.h"
 #include "core/sha256.h"
+#include "core/source_scan.h"
+#include "eval/build_cache.h"
 #include "eval/cuda_driver.h"
-#include "eval/worker_pool.h"
 
 namespace kevo::eval {
 
@@ -45,11 +34,6 @@ constexpr size_t kMaxLogBytes = size_t{64} << 10;
 constexpr size_t kMaxNameExpressions = 256;
 constexpr size_t kMaxNameExpressionBytes = 1024;
 constexpr const char* kSourceName = "candidate.cu";
-
-using Json = nlohmann::json;
-
-// Text that came from outside may hold invalid UTF-8; it is replaced rather than thrown on.
-std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
@@ -191,7 +175,12 @@ std::string make_options(const BuildRequest& request, std::vector<std::string>& 
 // every '#', '%:' and '??=' (in comments and strings too), treats comments and line breaks
 // after it as blanks, and rejects any #include whose operand is not a literal allowed name,
 // any #include_next, #import and #embed, and __has_include; false alarms cost a candidate, a
-// missed directive would let it read the disk.
+// missed directive would let it read the disk. The scan itself (splicing, the directive reader)
+// is core/source_scan.h's for_each_directive, which the exporter's careful scan shares.
+
+using source_scan::Directive;
+using source_scan::for_each_directive;
+using source_scan::splice_lines;
 
 bool is_word(std::string_view s) {
   auto lower = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; };
@@ -204,90 +193,6 @@ bool is_word_under(std::string_view name, std::string_view dir, std::string_view
   std::string_view rest = name.substr(dir.size());
   if (rest.substr(rest.size() - suffix.size()) != suffix) return false;
   return is_word(rest.substr(0, rest.size() - suffix.size()));
-}
-
-// Line splicing (translation phase 2). `lenient` also splices a backslash followed by blanks,
-// which some preprocessors accept. Records where splices were taken out, for line numbers.
-std::string splice_lines(std::string_view s, bool lenient, std::vector<size_t>& splices) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      size_t j = i + 1;
-      if (lenient)
-        while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
-      if (j < s.size() && s[j] == '\r') ++j;
-      if (j < s.size() && s[j] == '\n') {
-        splices.push_back(out.size());
-        i = j;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
-
-// Skips blanks, line breaks and comments from `i`.
-size_t skip_blanks(std::string_view s, size_t i, bool cross_lines) {
-  while (i < s.size()) {
-    char c = s[i];
-    if (c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || (cross_lines && c == '\n')) {
-      ++i;
-    } else if (s.substr(i, 2) == "/*") {
-      size_t end = s.find("*/", i + 2);
-      i = end == std::string_view::npos ? s.size() : end + 2;
-    } else if (cross_lines && s.substr(i, 2) == "//") {
-      size_t end = s.find('\n', i);
-      i = end == std::string_view::npos ? s.size() : end + 1;
-    } else {
-      break;
-    }
-  }
-  return i;
-}
-
-// A preprocessing directive as the scan sees it.
-struct Directive {
-  std::string word;      // "include", "define", ...; may hold '\\' when spelled with \u escapes
-  bool literal = false;  // the operand is "name" or <name> on the same line
-  char delimiter = 0;    // '"' or '<'
-  std::string operand;
-  size_t at = 0;         // offset of the '#'
-};
-
-template <class Visit>
-void for_each_directive(std::string_view s, Visit visit) {
-  for (size_t i = 0; i < s.size(); ++i) {
-    size_t after;
-    if (s[i] == '#')
-      after = i + 1;
-    else if (s.substr(i, 2) == "%:")
-      after = i + 2;
-    else if (s.substr(i, 3) == "?\?=")
-      after = i + 3;
-    else
-      continue;
-    Directive d;
-    d.at = i;
-    size_t j = skip_blanks(s, after, true);
-    // A universal character name (\u0069) may spell an identifier; any other escape ends it.
-    while (j < s.size() && (is_ident_char(s[j]) || s[j] == '$' ||
-                            (s[j] == '\\' && j + 1 < s.size() && (s[j + 1] == 'u' || s[j + 1] == 'U'))))
-      d.word += s[j++];
-    if (d.word.empty()) continue;
-    j = skip_blanks(s, j, false);
-    if (j < s.size() && (s[j] == '"' || s[j] == '<')) {
-      char close = s[j] == '"' ? '"' : '>';
-      size_t end = s.find_first_of(std::string{close, '\n'}, j + 1);
-      if (end != std::string_view::npos && s[end] == close) {
-        d.literal = true;
-        d.delimiter = s[j];
-        d.operand = std::string(s.substr(j + 1, end - j - 1));
-      }
-    }
-    visit(d);
-  }
 }
 
 // "candidate.cu(LINE): error: MESSAGE", NVRTC's own format, so that policies read one format.
@@ -637,81 +542,6 @@ void compile(const BuildRequest& request, const Prepared& prepared, BuildResult&
   r.log = cut_log(std::move(log));
 }
 
-// ---------------------------------------------------------------------------------------------
-// The cache: <dir>/<key[0:2]>/<key>.json (the result without the CUBIN) and <key>.cubin. Both
-// are written to a temporary name and renamed, the CUBIN first; the JSON names the CUBIN's
-// SHA-256, so a reader never accepts a torn or mismatched pair.
-
-Json result_json(const BuildResult& r);
-BuildResult result_from(const Json& j);
-
-std::string entry_path(const std::string& dir, const std::string& key, const char* suffix) {
-  return dir + "/" + key.substr(0, 2) + "/" + key + suffix;
-}
-
-bool make_dirs(const std::string& path) {
-  for (size_t at = 1; at <= path.size(); ++at) {
-    if (at < path.size() && path[at] != '/') continue;
-    std::string prefix = path.substr(0, at);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  return true;
-}
-
-bool write_atomically(const std::string& path, const std::string& bytes) {
-  static std::atomic<uint64_t> counter{0};
-  std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
-    done += static_cast<size_t>(w);
-  }
-  bool ok = done == bytes.size() && ::fsync(fd) == 0;
-  ok = ::close(fd) == 0 && ok;
-  ok = ok && ::rename(temp.c_str(), path.c_str()) == 0;
-  if (!ok) ::unlink(temp.c_str());
-  return ok;
-}
-
-std::optional<BuildResult> load_entry(const std::string& dir, const std::string& key) {
-  std::string text, cubin;
-  if (!read_file(entry_path(dir, key, ".json"), text)) return std::nullopt;
-  try {
-    Json j = Json::parse(text);
-    if (j.at("format").get<int>() != 1 || j.at("key").get<std::string>() != key) return std::nullopt;
-    BuildResult r = result_from(j);
-    if (r.status != BuildStatus::Ok && r.status != BuildStatus::CompileError) return std::nullopt;
-    if (r.status == BuildStatus::Ok) {
-      if (!read_file(entry_path(dir, key, ".cubin"), cubin) || cubin.size() != j.at("cubin_bytes").get<size_t>() ||
-          sha256_hex(cubin) != j.at("cubin_sha256").get<std::string>())
-        return std::nullopt;
-      r.cubin = std::move(cubin);
-    }
-    r.cache_key = key;
-    r.cache_hit = true;
-    return r;
-  } catch (const std::exception&) {
-    return std::nullopt;  // a corrupt entry is a miss; the rebuild overwrites it
-  }
-}
-
-void store_entry(const std::string& dir, const BuildResult& r) {
-  std::string key = r.cache_key;
-  if (!make_dirs(dir + "/" + key.substr(0, 2))) return;
-  Json j = result_json(r);
-  j.erase("cubin_base64");
-  j["format"] = 1;
-  j["key"] = key;
-  j["cubin_bytes"] = r.cubin.size();
-  j["cubin_sha256"] = sha256_hex(r.cubin);
-  if (r.status == BuildStatus::Ok && !write_atomically(entry_path(dir, key, ".cubin"), r.cubin)) return;
-  write_atomically(entry_path(dir, key, ".json"), dump(j));  // a failed store only costs a rebuild
-}
-
 // Validates the request and the candidate, and computes the cache key; false with `r` failed.
 bool prepare(const BuildRequest& request, BuildResult& r, Prepared& p) {
   r.arch = request.arch;
@@ -749,103 +579,7 @@ bool prepare(const BuildRequest& request, BuildResult& r, Prepared& p) {
   return true;
 }
 
-// ---------------------------------------------------------------------------------------------
-// JSON.
-
-constexpr std::pair<BuildStatus, const char*> kStatusNames[] = {
-    {BuildStatus::Ok, "ok"},           {BuildStatus::CompileError, "compile_error"},
-    {BuildStatus::Timeout, "timeout"}, {BuildStatus::OutOfMemory, "out_of_memory"},
-    {BuildStatus::Crashed, "crashed"}, {BuildStatus::BadRequest, "bad_request"}};
-
-BuildStatus status_from(const std::string& name) {
-  for (const auto& [status, text] : kStatusNames)
-    if (name == text) return status;
-  throw std::invalid_argument("unknown build status '" + name + "'");
-}
-
-Json kernel_json(const KernelResources& k) {
-  return {{"name", k.name},
-          {"registers", k.registers},
-          {"barriers", k.barriers},
-          {"shared_bytes", k.shared_bytes},
-          {"constant_bytes", k.constant_bytes},
-          {"stack_frame_bytes", k.stack_frame_bytes},
-          {"spill_store_bytes", k.spill_store_bytes},
-          {"spill_load_bytes", k.spill_load_bytes}};
-}
-
-KernelResources kernel_from(const Json& j) {
-  KernelResources k;
-  k.name = j.at("name").get<std::string>();
-  k.registers = j.at("registers").get<int>();
-  k.barriers = j.at("barriers").get<int>();
-  k.shared_bytes = j.at("shared_bytes").get<int64_t>();
-  k.constant_bytes = j.at("constant_bytes").get<int64_t>();
-  k.stack_frame_bytes = j.at("stack_frame_bytes").get<int64_t>();
-  k.spill_store_bytes = j.at("spill_store_bytes").get<int64_t>();
-  k.spill_load_bytes = j.at("spill_load_bytes").get<int64_t>();
-  return k;
-}
-
-Json result_json(const BuildResult& r) {
-  Json kernels = Json::array();
-  for (const KernelResources& k : r.resources.kernels) kernels.push_back(kernel_json(k));
-  return {{"status", to_string(r.status)},
-          {"error", r.error},
-          {"arch", r.arch},
-          {"options", r.options},
-          {"nvrtc_version", r.nvrtc_version},
-          {"cubin_base64", base64_encode(r.cubin)},
-          {"lowered_names", r.lowered_names},
-          {"kernels", kernels},
-          {"global_bytes", r.resources.global_bytes},
-          {"module_constant_bytes", r.resources.module_constant_bytes},
-          {"log", r.log},
-          {"seconds", r.seconds},
-          {"compile_seconds", r.compile_seconds},
-          {"cache_hit", r.cache_hit},
-          {"cache_key", r.cache_key}};
-}
-
-BuildResult result_from(const Json& j) {
-  BuildResult r;
-  r.status = status_from(j.at("status").get<std::string>());
-  r.error = j.at("error").get<std::string>();
-  r.arch = j.at("arch").get<std::string>();
-  r.options = j.at("options").get<std::vector<std::string>>();
-  r.nvrtc_version = j.at("nvrtc_version").get<std::string>();
-  if (j.contains("cubin_base64")) r.cubin = base64_decode(j.at("cubin_base64").get<std::string>());
-  r.lowered_names = j.at("lowered_names").get<std::map<std::string, std::string>>();
-  for (const Json& k : j.at("kernels")) r.resources.kernels.push_back(kernel_from(k));
-  r.resources.global_bytes = j.at("global_bytes").get<int64_t>();
-  r.resources.module_constant_bytes = j.at("module_constant_bytes").get<int64_t>();
-  r.log = j.at("log").get<std::string>();
-  r.seconds = j.at("seconds").get<double>();
-  r.compile_seconds = j.at("compile_seconds").get<double>();
-  r.cache_hit = j.at("cache_hit").get<bool>();
-  r.cache_key = j.at("cache_key").get<std::string>();
-  return r;
-}
-
-// Parses `text` with `read`, turning any failure into an InputError naming `what`.
-template <class Read>
-auto parse_json(std::string_view text, const char* what, Read read) {
-  try {
-    return read(Json::parse(text));
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw InputError({}, what, e.what());
-  }
-}
-
 }  // namespace
-
-const char* to_string(BuildStatus status) {
-  for (const auto& [s, text] : kStatusNames)
-    if (s == status) return text;
-  return "unknown";
-}
 
 const KernelResources* BuildResult::kernel(const std::string& name_expression) const {
   auto it = lowered_names.find(name_expression);
@@ -872,7 +606,7 @@ std::optional<BuildResult> find_cached(const BuildRequest& request) {
   BuildResult r;
   Prepared p;
   if (!prepare(request, r, p)) return std::nullopt;
-  return load_entry(p.cache_dir, r.cache_key);
+  return load_cached_result(p.cache_dir, r.cache_key);
 }
 
 BuildResult build(const BuildRequest& request) {
@@ -881,187 +615,17 @@ BuildResult build(const BuildRequest& request) {
   Prepared p;
   if (prepare(request, r, p)) {
     std::optional<BuildResult> hit;
-    if (request.use_cache) hit = load_entry(p.cache_dir, r.cache_key);
+    if (request.use_cache) hit = load_cached_result(p.cache_dir, r.cache_key);
     if (hit) {
       r = std::move(*hit);
     } else {
       compile(request, p, r);
       if (request.use_cache && (r.status == BuildStatus::Ok || r.status == BuildStatus::CompileError))
-        store_entry(p.cache_dir, r);
+        store_cached_result(p.cache_dir, r);
     }
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
-}
-
-std::string build_request_to_json(const BuildRequest& q) {
-  return dump({{"source", q.source},
-               {"name_expressions", q.name_expressions},
-               {"arch", q.arch},
-               {"fast_math", q.fast_math},
-               {"extra_options", q.extra_options},
-               {"cache_dir", q.cache_dir},
-               {"use_cache", q.use_cache},
-               {"time_limit_s", q.time_limit_s},
-               {"memory_limit_bytes", q.memory_limit_bytes}});
-}
-
-BuildRequest build_request_from_json(std::string_view json) {
-  return parse_json(json, "compile request", [](const Json& j) {
-    BuildRequest q;
-    q.source = j.at("source").get<std::string>();
-    q.name_expressions = j.at("name_expressions").get<std::vector<std::string>>();
-    q.arch = j.value("arch", q.arch);
-    q.fast_math = j.value("fast_math", false);
-    q.extra_options = j.value("extra_options", std::vector<std::string>{});
-    q.cache_dir = j.value("cache_dir", std::string());
-    q.use_cache = j.value("use_cache", true);
-    q.time_limit_s = j.value("time_limit_s", 0.0);
-    q.memory_limit_bytes = j.value("memory_limit_bytes", uint64_t{0});
-    return q;
-  });
-}
-
-std::string build_result_to_json(const BuildResult& result) { return dump(result_json(result)); }
-
-BuildResult build_result_from_json(std::string_view json) {
-  return parse_json(json, "compile result", [](const Json& j) { return result_from(j); });
-}
-
-// ---------------------------------------------------------------------------------------------
-// The compile worker. While NVRTC runs, the answers for a timeout, a crash and an allocation
-// failure are already serialized, so the watchdog thread and the signal handler only write them.
-// Whoever claims `g_answer_claimed` first answers; everyone else stays silent.
-
-namespace {
-
-std::atomic<bool> g_answer_claimed{true};
-int g_out_fd = -1;
-const std::string* g_crashed_answer = nullptr;
-const std::string* g_out_of_memory_answer = nullptr;
-uint64_t g_address_space_limit = 0;  // bytes; 0: none
-constexpr int kExitTimeout = 124, kExitCrashed = 125;
-
-// The process's address space from /proc/self/statm, with async-signal-safe calls only.
-uint64_t address_space_bytes() {
-  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buffer[64];
-  ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
-  ::close(fd);
-  uint64_t pages = 0;
-  for (ssize_t i = 0; i < n && buffer[i] >= '0' && buffer[i] <= '9'; ++i)
-    pages = pages * 10 + static_cast<uint64_t>(buffer[i] - '0');
-  return pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
-// NVRTC's LLVM aborts when an allocation fails ("LLVM ERROR: out of memory"); a crash with the
-// address space nearly exhausted is reported as out of memory.
-void on_fatal_signal(int signal) {
-  if (g_crashed_answer && !g_answer_claimed.exchange(true)) {
-    bool near_limit = g_address_space_limit > 0 && address_space_bytes() > g_address_space_limit / 10 * 9;
-    write_frame(g_out_fd, near_limit ? *g_out_of_memory_answer : *g_crashed_answer);
-  }
-  _exit(kExitCrashed);
-}
-
-void install_fatal_signal_handlers() {
-  static char alternate_stack[1 << 16];
-  stack_t ss{};
-  ss.ss_sp = alternate_stack;
-  ss.ss_size = sizeof alternate_stack;
-  ::sigaltstack(&ss, nullptr);
-  struct sigaction sa{};
-  sa.sa_handler = on_fatal_signal;
-  sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
-  sigemptyset(&sa.sa_mask);
-  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::sigaction(s, &sa, nullptr);
-}
-
-// RLIMIT_AS counts every mapping, and the worker's binary may map large libraries (LibTorch):
-// the limit is the address space at the first request plus the request's allowance.
-void limit_memory_once(uint64_t allowance) {
-  static bool applied = false;
-  if (applied || allowance == 0) return;
-  applied = true;
-  uint64_t limit = address_space_bytes() + allowance;
-  struct rlimit rl{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
-  if (::setrlimit(RLIMIT_AS, &rl) == 0) g_address_space_limit = limit;
-}
-
-BuildResult failed_result(const BuildRequest& request, BuildStatus status, std::string error) {
-  BuildResult r;
-  r.arch = request.arch;
-  r.nvrtc_version = nvrtc_version();
-  fail(r, status, error);
-  r.log = std::move(error);
-  return r;
-}
-
-std::string answer_request(const std::string& payload, int out_fd) {
-  BuildRequest request;
-  try {
-    request = build_request_from_json(payload);
-  } catch (const InputError& e) {
-    return build_result_to_json(failed_result(request, BuildStatus::BadRequest, e.what()));
-  }
-  limit_memory_once(request.memory_limit_bytes);
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%g", request.time_limit_s);
-  const std::string timeout_answer = build_result_to_json(
-      failed_result(request, BuildStatus::Timeout, std::string("compilation took longer than ") + seconds + " s"));
-  const std::string crashed_answer =
-      build_result_to_json(failed_result(request, BuildStatus::Crashed, "the compiler crashed"));
-  const std::string out_of_memory_answer = build_result_to_json(
-      failed_result(request, BuildStatus::OutOfMemory, "compilation exceeded the memory limit"));
-
-  g_out_fd = out_fd;
-  g_crashed_answer = &crashed_answer;
-  g_out_of_memory_answer = &out_of_memory_answer;
-  g_answer_claimed = false;
-
-  std::mutex mutex;
-  std::condition_variable done_cv;
-  bool done = false;
-  std::thread watchdog;
-  if (request.time_limit_s > 0)
-    watchdog = std::thread([&] {
-      std::unique_lock<std::mutex> lock(mutex);
-      auto limit = std::chrono::duration<double>(request.time_limit_s);
-      if (!done_cv.wait_for(lock, limit, [&] { return done; }) && !g_answer_claimed.exchange(true)) {
-        write_frame(out_fd, timeout_answer);
-        _exit(kExitTimeout);  // NVRTC cannot be interrupted; the supervisor respawns the worker
-      }
-    });
-
-  std::string answer;
-  try {
-    answer = build_result_to_json(build(request));
-  } catch (const std::bad_alloc&) {
-    answer = out_of_memory_answer;
-  } catch (const std::exception&) {
-    answer = crashed_answer;
-  }
-  if (g_answer_claimed.exchange(true))
-    for (;;) ::pause();  // the watchdog is answering and will end the process
-  g_crashed_answer = g_out_of_memory_answer = nullptr;
-  if (watchdog.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      done = true;
-    }
-    done_cv.notify_one();
-    watchdog.join();
-  }
-  return answer;
-}
-
-}  // namespace
-
-int compile_worker_main(int in_fd, int out_fd) {
-  install_fatal_signal_handlers();
-  return serve_worker(in_fd, out_fd, [out_fd](const std::string& payload) { return answer_request(payload, out_fd); },
-                      uint64_t{64} << 20);
 }
 
 }  // namespace kevo::eval

@@ -1,5 +1,6 @@
-// The Builder: candidate device source to a CUBIN with NVRTC, its resource report, an on-disk
-// content-addressed cache, and the compile worker that runs untrusted source under limits.
+// The Builder: candidate device source to a CUBIN with NVRTC, its resource report and an on-disk
+// content-addressed cache (build_cache.h). The wire format is build_wire.h; the compile worker
+// that runs untrusted source under limits, compile_pool.h.
 #pragma once
 
 #include <cstdint>
@@ -61,19 +62,5 @@ std::string default_cache_dir();
 // Whether untrusted source may `#include <name>`: headers of the toolkit served from memory
 // (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, cooperative_groups.h, cuda/std/*, ...; not CUB).
 bool is_allowed_header(std::string_view name);
-
-// Framing for the worker protocol: one JSON document each way, the CUBIN in base64.
-// The readers throw InputError on malformed documents.
-std::string build_request_to_json(const BuildRequest& request);
-BuildRequest build_request_from_json(std::string_view json);
-std::string build_result_to_json(const BuildResult& result);
-BuildResult build_result_from_json(std::string_view json);
-
-// The `kevo compile-worker` process: serve_worker's protocol (a ready frame, then one answer
-// per request) with build() as the handler. The first request's memory limit is applied once
-// with RLIMIT_AS; each request's time limit is watched by a thread. A timeout, a crash or an
-// allocation failure inside NVRTC is answered (timeout, crashed, out_of_memory) and the worker
-// exits, to be respawned by its supervisor. Returns 0 on EOF, 1 on a broken protocol.
-int compile_worker_main(int in_fd, int out_fd);
 
 }  // namespace kevo::eval

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "eval/build_wire.h"
 #include "eval/worker_pool.h"
 
 namespace kevo::eval {

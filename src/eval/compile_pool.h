@@ -1,5 +1,6 @@
 // A pool of compile workers: untrusted candidate source compiled in `kevo compile-worker`
-// processes under time and memory limits, with cache hits answered without a worker.
+// processes under time and memory limits, with cache hits answered without a worker; and the
+// worker process's own loop.
 #pragma once
 
 #include <cstdint>
@@ -40,5 +41,12 @@ class CompilePool {
 
 // The path of the running executable (/proc/self/exe resolved).
 std::string self_executable();
+
+// The `kevo compile-worker` process (compile_worker.cpp): serve_worker's protocol (a ready frame,
+// then one answer per request) with build() as the handler. The first request's memory limit is
+// applied once with RLIMIT_AS; each request's time limit is watched by a thread. A timeout, a
+// crash or an allocation failure inside NVRTC is answered (timeout, crashed, out_of_memory) and
+// the worker exits, to be respawned by its supervisor. Returns 0 on EOF, 1 on a broken protocol.
+int compile_worker_main(int in_fd, int out_fd);
 
 }  // namespace kevo::eval

@@ -14,11 +14,13 @@ namespace kevo::eval {
 // cuBLASLt and cuDNN, loaded with dlopen on first use (libcublasLt.so.13 or .so.12, libcudnn.so.9,
 // or the unversioned names; a copy the process already has, such as LibTorch's, is taken first), so
 // that the CPU build needs neither and the worker shares LibTorch's. Both compute in full fp32, never
-// TF32, so their results match fp32 LibTorch with TF32 off. Descriptors and the chosen algorithms
-// (cuBLASLt: the heuristic's list, up to 8, which a matmul step's "algo" indexes, and the autotuned
-// choice) are kept per distinct shape, so repeated launches of a step (timing runs) do no host-side
-// search. Everything lives in the context current at first use; one object per worker process,
-// used from one thread, its steps queued on one stream at a time (they share one workspace).
+// TF32, so their results match fp32 LibTorch with TF32 off. The descriptors, algorithm lists and
+// choices come from the export runtime's planners (src/runtime/kevo_export/*_plan.h), the code an
+// exported header runs. They are kept per distinct shape (cuBLASLt: the heuristic's list, up to 8,
+// which a matmul step's "algo" indexes, and the autotuned choice), so repeated launches of a step
+// (timing runs) do no host-side search. Everything lives in the context current at first use; one
+// object per worker process, used from one thread, its steps queued on one stream at a time (they
+// share one workspace).
 class LibrarySteps {
  public:
   LibrarySteps();   // loads nothing, allocates nothing

@@ -1,4 +1,4 @@
-// The Evaluator: the engine's side of evaluation. It owns one `kevo worker` per GPU, the oracle
+// The Runner: the engine's side of evaluation. It owns one `kevo worker` per GPU, the oracle
 // (inputs and reference outputs on LibTorch CUDA, in this process only), the eager baseline, and
 // the checks that make a Measurement trustworthy. This header stays free of torch and CUDA types.
 #pragma once
@@ -41,7 +41,7 @@ struct EvalJob {
   std::map<int, double> compile_ms;  // torch.compile's median per workload index, where known
 };
 
-// Throughput figures since the Evaluator started.
+// Throughput figures since the Runner started.
 struct EvalStats {
   int evaluations = 0;
   double wall_seconds = 0;           // inside evaluate()
@@ -50,13 +50,13 @@ struct EvalStats {
   std::vector<double> busy_seconds;  // per GPU: time its slot spent evaluating jobs (oracle, trials, timing)
 };
 
-class Evaluator {
+class Runner {
  public:
   // Starts one worker per GPU. Throws std::runtime_error (one line) when there is no GPU.
-  explicit Evaluator(EvalOptions options);
-  ~Evaluator();
-  Evaluator(const Evaluator&) = delete;
-  Evaluator& operator=(const Evaluator&) = delete;
+  explicit Runner(EvalOptions options);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
 
   // Every job gets a Measurement, in order; jobs run in parallel across GPUs, one timed job per
   // GPU at a time. A candidate's failure never throws; only a broken engine does.

@@ -61,7 +61,7 @@ class GpuEvaluator : public VariantEvaluator {
     eo.seed = c.seed;
     eo.max_seconds = c.max_seconds;
     eo.gpus = c.gpus;
-    evaluator_ = std::make_unique<eval::Evaluator>(eo);
+    evaluator_ = std::make_unique<eval::Runner>(eo);
     limits_ = evaluator_->limits();
     eval::CompilePoolConfig pc;
     pc.workers = c.compile_workers;
@@ -199,7 +199,7 @@ class GpuEvaluator : public VariantEvaluator {
   }
 
   GpuEvaluatorConfig config_;
-  std::unique_ptr<eval::Evaluator> evaluator_;
+  std::unique_ptr<eval::Runner> evaluator_;
   std::unique_ptr<eval::CompilePool> compiler_;
   DeviceLimits limits_;
   std::mutex mu_;                  // prepared_: filled by prepare() while measure() reads it

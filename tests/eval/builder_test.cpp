@@ -18,6 +18,8 @@
 
 #include "core/error.h"
 #include "core/frame.h"
+#include "eval/build_wire.h"
+#include "eval/compile_pool.h"
 
 namespace kevo::eval {
 namespace {

@@ -2,17 +2,20 @@
 // header that reads the inputs from files, calls kevo_<task>::run (twice, outputs poisoned before
 // each run) and writes the outputs; they match the task's reference (LibTorch, on the CPU) within
 // the task's tolerance, the inputs stay untouched, and a shape outside the validated workloads is
-// refused with cudaErrorInvalidValue.
+// refused with cudaErrorInvalidValue. A header's library steps give the very bits the worker's
+// (eval::LibrarySteps) give for the same plan: both run the export runtime's planners.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +25,7 @@
 #include "eval/cuda_api.h"
 #include "eval/cuda_driver.h"
 #include "eval/inputs.h"
+#include "eval/library_steps.h"
 #include "eval/torch_graph.h"
 #include "mutate/space.h"
 #include "store/export.h"
@@ -247,6 +251,151 @@ TEST_P(ExportGpu, TheHeadersLauncherMatchesTheReferenceInAUsersProgram) {
                 static_cast<long long>(bad), static_cast<long long>(got.numel()));
     EXPECT_EQ(bad, 0) << ec.name << " output " << o.name << " out of tolerance; header in " << dir;
   }
+}
+
+// ---- the header's library steps against the worker's -------------------------------------------
+
+// A plan of one library step, `step` (a JSON object), for `task`; its source only a device function.
+Candidate library_candidate(const Task& task, const std::string& name, const std::string& step) {
+  return parse_candidate("{\"name\": \"" + name + "\", \"task\": \"" + task.name + "\", \"source\": \"__device__ void no_kernel() {}\\n\", \"plan\": " +
+                             "{\"steps\": [" + step + "]}}",
+                         name + ".json", task);
+}
+
+// What the worker computes for `c` on `inputs` (CPU tensors, copied to the GPU), its one output back
+// on the CPU, or the worker's error text.
+std::string worker_output(const Task& task, const Candidate& c, const Workload& w,
+                          const std::vector<torch::Tensor>& inputs, torch::Tensor* out) {
+  ResolvedPlan rp = resolve_plan(c, task, w, DeviceLimits{});
+  std::vector<torch::Tensor> keep;
+  std::vector<CUdeviceptr> ptrs;
+  for (const ResolvedBuffer& b : rp.buffers) {
+    torch::Tensor t;
+    for (size_t i = 0; i < task.inputs.size(); ++i)
+      if (task.inputs[i].name == b.name) t = inputs[i].to(torch::kCUDA).contiguous();
+    if (!t.defined()) t = torch::full(b.shape, std::nanf(""), torch::TensorOptions().device(torch::kCUDA));
+    keep.push_back(t);
+    ptrs.push_back(reinterpret_cast<CUdeviceptr>(t.data_ptr()));
+  }
+  torch::cuda::synchronize();
+  use_primary_context(0);
+  LibrarySteps libs;
+  try {
+    for (const ResolvedStep& step : rp.steps) {
+      if (const auto* m = std::get_if<ResolvedMatmul>(&step)) libs.launch(*m, rp, ptrs, nullptr);
+      if (const auto* cv = std::get_if<ResolvedConv2d>(&step)) libs.launch(*cv, rp, ptrs, nullptr);
+    }
+    check_cuda(cuda_api()->cuCtxSynchronize(), "the worker's library step");
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  *out = keep[static_cast<size_t>(rp.buffer(task.outputs.front().name))].cpu();
+  return "";
+}
+
+// Exports `c`, runs it in a user's program on `inputs` and returns the program's log; its status in
+// *rc and its first output in *out when it ran.
+std::string header_output(const Task& task, const Candidate& c, const Workload& w,
+                          const std::vector<torch::Tensor>& inputs, const std::string& name, int* rc,
+                          torch::Tensor* out) {
+  store::ExportProvenance p;
+  p.variant = name;
+  for (size_t i = 0; i < task.workloads.size(); ++i) p.validated_workloads.push_back(static_cast<int>(i));
+  const std::string dir = ::testing::TempDir() + "kevo_export_gpu_" + name + "_" + std::to_string(getpid());
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/" + store::export_file_name(task)) << store::export_header(task, c, p);
+  std::vector<int64_t> bytes, axes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    torch::Tensor t = inputs[i].contiguous();
+    bytes.push_back(t.numel() * t.element_size());
+    std::ofstream(dir + "/in" + std::to_string(i) + ".bin", std::ios::binary)
+        .write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(bytes.back()));
+  }
+  const TensorDecl& o = task.outputs.front();
+  bytes.push_back(numel(task.shape_of(o, w)) * dtype_size(o.dtype));
+  for (const Axis& a : task.axes)
+    if (!a.value) axes.push_back(w.axes.at(a.name));
+  std::ofstream(dir + "/main.cu") << program(task, store::export_file_name(task), bytes, axes);
+  const std::string cmd = nvcc() + " -std=c++17 -arch=" + device_arch(0) + " " + dir + "/main.cu -o " + dir +
+                          "/program -lcublasLt -lcudnn -Xlinker -rpath -Xlinker " + cuda_lib_dir();
+  std::string log = shell(cmd, rc);
+  if (*rc != 0) return "$ " + cmd + "\n" + log;
+  log = shell(dir + "/program " + dir, rc);
+  if (*rc == 0) {
+    *out = torch::empty(task.shape_of(o, w), torch::kFloat32);
+    std::ifstream(dir + "/out0.bin", std::ios::binary)
+        .read(static_cast<char*>(out->data_ptr()), static_cast<std::streamsize>(bytes.back()));
+  }
+  return log;
+}
+
+class ExportGpuLibraries : public ExportGpu {
+ protected:
+  void SetUp() override {
+    ExportGpu::SetUp();
+    if (IsSkipped()) return;
+    if (!have_library("cublasLt") || !have_library("cudnn"))
+      GTEST_SKIP() << "cuBLASLt and cuDNN are not both installed in " << cuda_lib_dir();
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "LibTorch sees no CUDA GPU";
+  }
+};
+
+// Each index of the heuristic's list names the same algorithm in the header as in the worker
+// (same bits), and the index past the list is refused by both.
+TEST_F(ExportGpuLibraries, TheHeadersMatmulRunsTheAlgorithmTheWorkerMeasured) {
+  Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  const Workload& w = task.workloads[1];  // M=16, K=256, N=128
+  const std::vector<torch::Tensor> inputs = make_inputs(task, w, 77);
+  auto candidate = [&](int algo) {
+    return library_candidate(task, "linear_algo" + std::to_string(algo),
+                             "{\"library\": \"cublaslt.matmul\", \"a\": \"x\", \"b\": \"W\", \"d\": \"y\", \"bias\": "
+                             "\"b\", \"transpose_b\": true, \"alpha\": 2.0, \"epilogue\": \"bias_relu\", \"algo\": " +
+                                 std::to_string(algo) + "}");
+  };
+  int usable = 0;
+  for (; usable < 8; ++usable) {
+    torch::Tensor ignored;
+    if (!worker_output(task, candidate(usable), w, inputs, &ignored).empty()) break;
+  }
+  ASSERT_GT(usable, 0) << "the heuristic has no algorithm for a 16x256x128 fp32 matmul";
+  std::set<int> indices = {0, usable / 2, usable - 1, usable};
+  for (int algo : indices) {
+    const Candidate c = candidate(algo);
+    torch::Tensor by_worker, by_header;
+    const std::string worker_error = worker_output(task, c, w, inputs, &by_worker);
+    int rc = 0;
+    const std::string log = header_output(task, c, w, inputs, "linear_algo" + std::to_string(algo), &rc, &by_header);
+    if (algo == usable) {
+      EXPECT_NE(worker_error.find("but the heuristic returned " + std::to_string(usable)), std::string::npos)
+          << worker_error;
+      EXPECT_NE(rc, 0) << "the header ran an algorithm past the heuristic's list";
+      EXPECT_NE(log.find("not supported"), std::string::npos) << log;
+      continue;
+    }
+    ASSERT_EQ(worker_error, "") << "algo " << algo;
+    ASSERT_EQ(rc, 0) << "algo " << algo << ":\n" << log;
+    EXPECT_TRUE(torch::equal(by_header, by_worker)) << "algo " << algo << " of " << usable
+                                                    << ": the header's bits differ from the worker's";
+  }
+}
+
+// The convolution the header runs is the worker's: same descriptors, same algorithm, same bits.
+TEST_F(ExportGpuLibraries, TheHeadersConvolutionRunsTheWorkersAlgorithm) {
+  Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  size_t wi = 0;
+  for (size_t i = 1; i < task.workloads.size(); ++i)
+    if (task.bytes_moved(task.workloads[i]) < task.bytes_moved(task.workloads[wi])) wi = i;
+  const Workload& w = task.workloads[wi];
+  const std::vector<torch::Tensor> inputs = make_inputs(task, w, 78);
+  const Candidate c = library_candidate(task, "conv_relu",
+                                        "{\"library\": \"cudnn.conv2d_forward\", \"x\": \"x\", \"w\": \"weight\", "
+                                        "\"y\": \"y\", \"bias\": \"bias\", \"epilogue\": \"relu\"}");
+  torch::Tensor by_worker, by_header;
+  ASSERT_EQ(worker_output(task, c, w, inputs, &by_worker), "");
+  int rc = 0;
+  const std::string log = header_output(task, c, w, inputs, "conv_relu", &rc, &by_header);
+  ASSERT_EQ(rc, 0) << log;
+  EXPECT_TRUE(torch::equal(by_header, by_worker)) << "the header's convolution differs from the worker's";
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,4 +1,4 @@
-// The Evaluator against planted candidates for task 01_relu: each fault earns its own status,
+// The Runner against planted candidates for task 01_relu: each fault earns its own status,
 // the worker is replaced where the fault poisons its context, and a correct candidate right
 // after still evaluates. A long run with faults interleaved loses no result.
 #include <gtest/gtest.h>
@@ -65,7 +65,7 @@ void report(const Measurement& m) {
 }
 
 TEST_F(RunnerGpu, EachPlantedFaultGetsItsStatusAndACorrectCandidateStillEvaluatesAfter) {
-  Evaluator ev(options({1}));
+  Runner ev(options({1}));
   const std::vector<std::pair<std::string, EvalStatus>> planted = {
       {"relu_ok", EvalStatus::Ok},
       {"relu_wrong", EvalStatus::WrongResult},
@@ -103,7 +103,7 @@ TEST_F(RunnerGpu, EachPlantedFaultGetsItsStatusAndACorrectCandidateStillEvaluate
 
 // On the large workload eager takes milliseconds and the skipping kernel microseconds.
 TEST_F(RunnerGpu, SkippingWorkWhenTimedIsCaughtNotRewarded) {
-  Evaluator ev(options({0}));
+  Runner ev(options({0}));
   std::vector<Measurement> ms = ev.evaluate({job("relu_skip_when_timed"), job("relu_ok")});
   report(ms[0]);
   report(ms[1]);
@@ -120,7 +120,7 @@ TEST_F(RunnerGpu, AnHonestCandidatePassesTheHeldBackCheck) {
   EvalOptions o = options({});
   o.held_back = 1;
   o.reverify_above = 0.01;
-  Evaluator ev(o);
+  Runner ev(o);
   Measurement m = ev.evaluate({job("relu_ok")}).front();
   report(m);
   EXPECT_EQ(m.status, EvalStatus::Ok) << m.error;
@@ -130,7 +130,7 @@ TEST_F(RunnerGpu, AnHonestCandidatePassesTheHeldBackCheck) {
 }
 
 TEST_F(RunnerGpu, FiftyEvaluationsWithFaultsInterleavedLoseNothing) {
-  Evaluator ev(options({1}));
+  Runner ev(options({1}));
   const std::vector<std::pair<std::string, EvalStatus>> cycle = {
       {"relu_ok", EvalStatus::Ok},           {"relu_wrong", EvalStatus::WrongResult},
       {"relu_ok", EvalStatus::Ok},           {"relu_oob_far", EvalStatus::CudaError},

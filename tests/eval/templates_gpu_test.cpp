@@ -77,7 +77,7 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   o.trials = 2;
   o.max_seconds = 0.3;
   o.min_reps = 5;
-  Evaluator ev(o);
+  Runner ev(o);
   std::mt19937_64 rng(7);
   std::vector<Task> tasks(files.size());
   std::vector<EvalJob> jobs;

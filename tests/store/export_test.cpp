@@ -2,22 +2,19 @@
 // every design space of every task compile with nvcc, several tasks' headers in one program and
 // in two translation units; the launcher accepts only the validated shapes (checked by a compiled
 // program, run here since the guard answers before any CUDA call); the source's extern "C",
-// macros and #includes do not leak; the provenance reads as given.
+// macros and #includes do not leak; the provenance reads as given; the runtime they carry is
+// src/runtime/kevo_export/'s.
 #include "store/export.h"
 
 #include <gtest/gtest.h>
 
-#include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -26,205 +23,13 @@
 #include "core/candidate.h"
 #include "core/error.h"
 #include "core/task.h"
-#include "mutate/space.h"
+#include "store/export_runtime.h"
+#include "tests/store/exported_headers.h"
 
 namespace kevo::store {
 namespace {
 
-const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
-
-std::vector<std::string> task_files() {
-  std::vector<std::string> out;
-  DIR* d = opendir((kRoot + "tasks").c_str());
-  for (dirent* e; d && (e = readdir(d));) {
-    std::string n = e->d_name;
-    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(n);
-  }
-  if (d) closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string nvcc() { return KEVO_NVCC; }
-bool have_nvcc() { return !nvcc().empty() && access(nvcc().c_str(), X_OK) == 0; }
-
-// lib<name>.so beside nvcc's toolkit: linking is checked where the libraries are installed.
-bool have_library(const std::string& name) {
-  std::string dir = nvcc().substr(0, nvcc().rfind('/'));  // .../bin
-  struct stat st {};
-  return ::stat((dir + "/../lib64/lib" + name + ".so").c_str(), &st) == 0;
-}
-
-// Runs a shell command; its output (stdout and stderr) and exit status.
-std::string shell(const std::string& cmd, int* rc) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  *rc = p ? pclose(p) : -1;
-  return out;
-}
-
-std::string make_dir(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "kevo_export_" + name + "_" + std::to_string(getpid());
-  mkdir(dir.c_str(), 0755);
-  return dir + "/";
-}
-
-std::vector<int> all_workloads(const Task& t) {
-  std::vector<int> w;
-  for (size_t i = 0; i < t.workloads.size(); ++i) w.push_back(static_cast<int>(i));
-  return w;
-}
-
-ExportProvenance provenance(const Task& t, const std::string& variant) {
-  ExportProvenance p;
-  p.speedup_eager = 2.5;
-  p.speedup_compile = 1.2;
-  p.gpu = "NVIDIA H200";
-  p.date = "2026-11-30";
-  p.kevo_version = "0.1.0";
-  p.kevo_commit = "0123abc";
-  p.campaign_id = "test-campaign";
-  p.variant = variant;
-  p.validated_workloads = all_workloads(t);
-  return p;
-}
-
-struct Exported {
-  const Task* task;
-  Candidate candidate;
-  std::string label;  // file stem, unique
-  std::string header;
-  bool cublaslt = false, cudnn = false;
-};
-
-// The headers the suite compiles: the bundled candidates and one rendered random genome of every
-// design space of every task (loaded into `tasks`, which must outlive them).
-std::vector<Exported> export_all(std::vector<Task>& tasks, int* rendered) {
-  std::vector<std::string> files = task_files();
-  tasks.clear();
-  for (const std::string& f : files) tasks.push_back(load_task(kRoot + "tasks/" + f));
-  auto task_named = [&](const std::string& file) -> const Task& {
-    return tasks[static_cast<size_t>(std::find(files.begin(), files.end(), file) - files.begin())];
-  };
-  std::vector<Exported> all;
-  auto add = [&](const Task& t, const Candidate& c, const std::string& label, const std::string& variant) {
-    Exported e{&t, c, label, "", false, false};
-    try {
-      e.header = export_header(t, c, provenance(t, variant));
-    } catch (const InputError& err) {
-      ADD_FAILURE() << label << ": export failed: " << err.what();
-      return;
-    }
-    for (const Step& s : c.plan.steps) {
-      e.cublaslt |= std::holds_alternative<MatmulStep>(s.op);
-      e.cudnn |= std::holds_alternative<Conv2dStep>(s.op);
-    }
-    all.push_back(std::move(e));
-  };
-  const Task& softmax = task_named("03_softmax.json");
-  const Task& linear = task_named("13_linear_leaky_relu.json");
-  add(softmax, load_candidate(kRoot + "tests/data/candidates/softmax.cu", softmax), "bundled_softmax", "softmax.cu");
-  add(linear, load_candidate(kRoot + "tests/data/candidates/linear_leaky_relu.json", linear), "bundled_linear",
-      "linear_leaky_relu.json");
-  std::mt19937_64 rng(20261130);
-  *rendered = 0;
-  for (const Task& t : tasks) {
-    int i = 0;
-    for (const auto& s : mutate::lower(t)) {
-      mutate::Genome g = s->random_genome(rng);
-      Candidate c;
-      try {
-        c = parse_candidate(s->render(g), g.to_string() + ".cu", t);
-      } catch (const InputError& err) {
-        ADD_FAILURE() << g.to_string() << ": rendered plan invalid: " << err.what();
-        continue;
-      }
-      add(t, c, t.name + "_space" + std::to_string(i++), g.to_string());
-      ++*rendered;
-    }
-  }
-  return all;
-}
-
-// Programs of one header per task namespace: round r takes each task's r-th header.
-std::vector<std::vector<const Exported*>> rounds(const std::vector<Exported>& all) {
-  std::vector<std::vector<const Exported*>> programs;
-  std::map<const Task*, int> taken;
-  for (const Exported& e : all) {
-    size_t round = static_cast<size_t>(taken[e.task]++);
-    if (programs.size() <= round) programs.emplace_back();
-    programs[round].push_back(&e);
-  }
-  // A task with more spaces than the others leaves its last headers alone: another task's first
-  // header joins them, so every program still holds several tasks' namespaces.
-  for (auto& program : programs)
-    if (program.size() == 1)
-      for (const Exported* other : programs.front())
-        if (other->task != program.front()->task) {
-          program.push_back(other);
-          break;
-        }
-  return programs;
-}
-
-// A block of main() calling a header's workspace_bytes and run on workload `w` (null pointers:
-// compiled, not run), with the guard's verdict on it checked at compile time.
-std::string call_block(const Task& t, int w) {
-  const std::string ns = export_namespace(t);
-  std::vector<std::string> axes;
-  for (const Axis& a : t.axes)
-    if (!a.value) axes.push_back(std::to_string(t.workloads[static_cast<size_t>(w)].axes.at(a.name)));
-  std::string vals;
-  for (const std::string& v : axes) vals += (vals.empty() ? "" : ", ") + v;
-  std::string ptrs;
-  for (const auto* list : {&t.inputs, &t.outputs})
-    for (size_t i = 0; i < list->size(); ++i) ptrs += "nullptr, ";
-  return "  {\n    static_assert(" + ns + "::validated_workload(" + vals + ") == " + std::to_string(w) +
-         ", \"the guard accepts a validated workload\");\n    size_t bytes = " + ns + "::workspace_bytes(" + vals +
-         ");\n    cudaError_t err = " + ns + "::run(" + ptrs + vals +
-         ", cudaStream_t{}, nullptr, bytes);\n    std::printf(\"%s %zu %d\\n\", \"" + ns +
-         "\", bytes, static_cast<int>(err));\n  }\n";
-}
-
-// Compiles (and links, where the libraries are) a program of `headers`, one per task namespace,
-// included by main.cu and, when `second_tu`, by a second translation unit too.
-void compile_program(const std::string& name, const std::vector<const Exported*>& headers, bool second_tu) {
-  const std::string dir = make_dir(name);
-  std::string includes, calls;
-  bool cublaslt = false, cudnn = false;
-  for (const Exported* e : headers) {
-    std::ofstream(dir + e->label + ".cuh") << e->header;
-    includes += "#include \"" + e->label + ".cuh\"\n";
-    calls += call_block(*e->task, 0);
-    cublaslt |= e->cublaslt;
-    cudnn |= e->cudnn;
-  }
-  std::ofstream(dir + "main.cu") << includes << "#include <cstdio>\n\nvoid other_tu();\n\nint main() {\n"
-                                 << calls << (second_tu ? "  other_tu();\n" : "") << "  return 0;\n}\n";
-  std::string files = dir + "main.cu";
-  if (second_tu) {
-    std::ofstream(dir + "other.cu") << includes << "\nvoid other_tu() {\n  (void)"
-                                    << export_namespace(*headers.front()->task) << "::kValidatedWorkloads;\n}\n";
-    files += " " + dir + "other.cu";
-  }
-  const bool can_link = (!cublaslt || have_library("cublasLt")) && (!cudnn || have_library("cudnn"));
-  std::string cmd = nvcc() + " -std=c++17 -arch=sm_90a -Xcompiler -Wall " + files;
-  if (can_link) {
-    cmd += " -o " + dir + "program";
-    if (cublaslt) cmd += " -lcublasLt";
-    if (cudnn) cmd += " -lcudnn";
-  } else {
-    cmd += " -c -odir " + dir;
-  }
-  int rc = 0;
-  std::string log = shell(cmd, &rc);
-  std::string labels;
-  for (const Exported* e : headers) labels += " " + e->label;
-  EXPECT_EQ(rc, 0) << "nvcc failed on" << labels << "\n$ " << cmd << "\n" << log;
-  if (rc == 0 && !log.empty()) std::printf("nvcc warnings for%s:\n%s\n", labels.c_str(), log.c_str());
-}
+using namespace testing;
 
 TEST(Export, BundledCandidatesAndARenderedGenomeOfEverySpaceCompileWithNvcc) {
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
@@ -241,301 +46,38 @@ TEST(Export, BundledCandidatesAndARenderedGenomeOfEverySpaceCompileWithNvcc) {
               all.size(), spaces, programs.size());
 }
 
-// ---- what the launcher asks for, recorded: its runtime replaced by a stand-in --------------------
-
-// Defines the runtime's guard macros first, so the headers take these definitions: each launch and
-// library call prints what it was given (argument bytes decoded by the plan's kinds), nothing runs.
-const char* kRecordingRuntime = R"src(#include <cuda_runtime.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#include <cublasLt.h>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#define KEVO_EXPORT_RUNTIME_V1
-#define KEVO_EXPORT_CUBLASLT_V3
-#define KEVO_EXPORT_CUDNN_V1
-const char* const* g_kinds = nullptr;  // per kernel launch of the run: 'B'uffer, 'I'nt32, 'L' int64, 'F'loat, 'D'ouble
-int g_launch = 0;
-const void* const* g_kernels = nullptr;
-int g_kernel_count = 0;
-namespace kevo_export {
-inline namespace v1 {
-constexpr int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0 && ((a % b < 0) != (b < 0))) ? 1 : 0); }
-constexpr int64_t mod(int64_t a, int64_t b) { return a % b + ((a % b != 0 && ((a % b < 0) != (b < 0))) ? b : 0); }
-constexpr size_t align_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
-constexpr size_t kLibraryWorkspaceBytes = size_t{32} << 20;
-inline cudaError_t num_sms(int64_t* out) { *out = 132; return cudaSuccess; }
-inline unsigned long long address(const void* p) { return static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)); }
-inline cudaError_t launch(const void* kernel, dim3 grid, dim3 block, size_t shared_bytes, void** args, cudaStream_t stream) {
-  int k = -1;
-  for (int i = 0; i < g_kernel_count; ++i)
-    if (g_kernels[i] == kernel) k = i;
-  std::printf("launch k=%d grid=%u,%u,%u block=%u,%u,%u smem=%zu stream=%llx args=", k, grid.x, grid.y, grid.z, block.x,
-              block.y, block.z, shared_bytes, address(stream));
-  const char* kinds = g_kinds[g_launch++];
-  for (int i = 0; kinds[i]; ++i) {
-    if (kinds[i] == 'B') { void* v; std::memcpy(&v, args[i], sizeof v); std::printf(" p%llx", address(v)); }
-    if (kinds[i] == 'I') { int32_t v; std::memcpy(&v, args[i], sizeof v); std::printf(" i%d", v); }
-    if (kinds[i] == 'L') { long long v; std::memcpy(&v, args[i], sizeof v); std::printf(" l%lld", v); }
-    if (kinds[i] == 'F') { uint32_t v; std::memcpy(&v, args[i], sizeof v); std::printf(" f%08x", v); }
-    if (kinds[i] == 'D') { unsigned long long v; std::memcpy(&v, args[i], sizeof v); std::printf(" d%016llx", v); }
+// The runtime an exported header carries is src/runtime/kevo_export/'s headers (which the worker's
+// library steps compile too), from their "// ---- kevo export runtime" line, with the planners
+// inlined verbatim: the header ships the planning the search measured. Each block is one guarded
+// unit, ending with the #endif that names its guard (what tests/search/replay_golden.sh masks).
+TEST(Export, TheRuntimeBlocksAreTheRuntimeHeadersWithTheirPlannersInlined) {
+  auto file = [](const std::string& name) {
+    std::ifstream in(kRoot + "src/runtime/kevo_export/" + name);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto from_marker = [](const std::string& text, const std::string& marker) {
+    const size_t at = text.find("\n" + marker);
+    return at == std::string::npos ? std::string() : text.substr(at + 1);
+  };
+  EXPECT_EQ(export_runtime_block("runtime.h"), from_marker(file("runtime.h"), "// ---- kevo export runtime"));
+  const std::map<std::string, std::pair<std::string, std::string>> libraries = {
+      {"cublaslt.h", {"cublaslt_plan.h", "KEVO_EXPORT_CUBLASLT_V4"}}, {"cudnn.h", {"cudnn_plan.h", "KEVO_EXPORT_CUDNN_V2"}}};
+  for (const auto& [name, planner_and_guard] : libraries) {
+    const std::string& block = export_runtime_block(name);
+    const std::string planner = from_marker(file(planner_and_guard.first), "// ---- ");
+    ASSERT_FALSE(planner.empty()) << planner_and_guard.first;
+    EXPECT_NE(block.find(planner), std::string::npos) << name << " does not carry " << planner_and_guard.first;
+    const std::string include = "#include \"" + planner_and_guard.first + "\"\n";
+    std::string expected = from_marker(file(name), "// ---- kevo export runtime");
+    ASSERT_NE(expected.find(include), std::string::npos) << name;
+    expected.replace(expected.find(include), include.size(), planner);
+    EXPECT_EQ(block, expected) << name;
+    EXPECT_EQ(block.find("#include"), std::string::npos) << name << " must need no file of kevo's";
+    const std::string endif = "#endif  // " + planner_and_guard.second + "\n";
+    EXPECT_EQ(block.find("#endif  // KEVO_EXPORT_"), block.size() - endif.size()) << name << ": one guarded unit";
+    EXPECT_EQ(block.rfind("// ---- kevo export runtime", 0), 0u) << name;
   }
-  std::printf("\n");
-  return cudaSuccess;
-}
-struct MatmulShape {
-  int64_t m, n, k;
-  bool transpose_a, transpose_b;
-  float alpha;
-  cublasLtEpilogue_t epilogue;
-  int algo;
-};
-inline const char* epilogue_text(cublasLtEpilogue_t e) {
-  switch (e) {
-    case CUBLASLT_EPILOGUE_DEFAULT: return "none";
-    case CUBLASLT_EPILOGUE_RELU: return "relu";
-    case CUBLASLT_EPILOGUE_GELU: return "gelu";
-    case CUBLASLT_EPILOGUE_BIAS: return "bias";
-    case CUBLASLT_EPILOGUE_RELU_BIAS: return "bias_relu";
-    case CUBLASLT_EPILOGUE_GELU_BIAS: return "bias_gelu";
-    default: return "?";
-  }
-}
-inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const void* bias, const MatmulShape& s,
-                                   void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  uint32_t alpha;
-  std::memcpy(&alpha, &s.alpha, sizeof alpha);
-  std::printf("matmul a=%llx b=%llx d=%llx bias=%llx m=%lld n=%lld k=%lld ta=%d tb=%d alpha=%08x epilogue=%s algo=%d "
-              "ws=%llx bytes=%zu stream=%llx\n", address(a), address(b), address(d), address(bias), (long long)s.m,
-              (long long)s.n, (long long)s.k, (int)s.transpose_a, (int)s.transpose_b, alpha, epilogue_text(s.epilogue),
-              s.algo, address(workspace), workspace_bytes, address(stream));
-  return cudaSuccess;
-}
-struct Conv2dShape {
-  int64_t x[4], w[4], y[4];
-  int64_t stride[2], padding[2], dilation[2];
-  int64_t groups;
-  bool relu;
-};
-inline cudaError_t cudnn_conv2d_forward(const void* x, const void* w, void* y, const void* bias, const Conv2dShape& s,
-                                        void* workspace, size_t workspace_bytes, cudaStream_t stream) {
-  std::printf("conv x=%llx w=%llx y=%llx bias=%llx", address(x), address(w), address(y), address(bias));
-  for (const int64_t* v : {s.x, s.w, s.y}) std::printf(" [%lld,%lld,%lld,%lld]", (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3]);
-  std::printf(" stride=%lld,%lld pad=%lld,%lld dil=%lld,%lld groups=%lld relu=%d ws=%llx bytes=%zu stream=%llx\n",
-              (long long)s.stride[0], (long long)s.stride[1], (long long)s.padding[0], (long long)s.padding[1],
-              (long long)s.dilation[0], (long long)s.dilation[1], (long long)s.groups, (int)s.relu,
-              address(workspace), workspace_bytes, address(stream));
-  return cudaSuccess;
-}
-}  // namespace v1
-}  // namespace kevo_export
-)src";
-
-constexpr uint64_t kWorkspaceAddress = 0x40000000, kStreamAddress = 0x5;
-uint64_t tensor_address(size_t i) { return 0x1000000ull * (i + 1); }
-
-const char* c_type(DType t) {
-  switch (t) {
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Float16: return "__half";
-    case DType::BFloat16: return "__nv_bfloat16";
-    case DType::Int64: return "int64_t";
-    case DType::Int32: return "int32_t";
-    case DType::Bool: return "bool";
-  }
-  return "void";
-}
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-// What the recording runtime prints for one run of the plan, from the engine's own resolution of it.
-std::string expected_record(const Task& t, const Candidate& c, int wi) {
-  DeviceLimits limits;
-  limits.num_sms = 132;
-  ResolvedPlan rp = resolve_plan(c, t, t.workloads[static_cast<size_t>(wi)], limits);
-  std::vector<uint64_t> ptr(rp.buffers.size());
-  uint64_t at = 0;
-  auto align = [](uint64_t b) { return (b + 255) / 256 * 256; };
-  for (size_t i = 0; i < rp.buffers.size(); ++i) {
-    if (rp.buffers[i].role != ResolvedBuffer::Scratch) {
-      ptr[i] = tensor_address(i);
-    } else {
-      ptr[i] = kWorkspaceAddress + at;
-      at = align(at + static_cast<uint64_t>(rp.buffers[i].bytes));
-    }
-  }
-  const uint64_t library = kWorkspaceAddress + at;
-  bool has_library = false;
-  for (const ResolvedStep& s : rp.steps) has_library |= !std::holds_alternative<ResolvedKernel>(s);
-  if (has_library) at = align(at + (32ull << 20));
-  const std::vector<std::string> kernels = c.kernel_names();
-  auto p = [&](int b) { return b < 0 ? std::string("0") : hex(ptr[static_cast<size_t>(b)]); };
-  std::ostringstream out;
-  out << "run " << export_namespace(t) << " " << wi << "\n";
-  for (const ResolvedStep& s : rp.steps) {
-    if (const auto* k = std::get_if<ResolvedKernel>(&s)) {
-      out << "launch k=" << std::find(kernels.begin(), kernels.end(), k->kernel) - kernels.begin() << " grid=" << k->grid[0]
-          << "," << k->grid[1] << "," << k->grid[2] << " block=" << k->block[0] << "," << k->block[1] << ","
-          << k->block[2] << " smem=" << k->shared_bytes << " stream=" << hex(kStreamAddress) << " args=";
-      for (const ResolvedArg& a : k->args) {
-        char buf[40];
-        switch (a.kind) {
-          case ArgKind::Buffer: out << " p" << p(a.buffer); break;
-          case ArgKind::Int32: out << " i" << a.integer; break;
-          case ArgKind::Int64: out << " l" << a.integer; break;
-          case ArgKind::Float32: {
-            float f = static_cast<float>(a.real);
-            uint32_t bits;
-            std::memcpy(&bits, &f, sizeof bits);
-            std::snprintf(buf, sizeof buf, " f%08x", bits);
-            out << buf;
-            break;
-          }
-          case ArgKind::Float64: {
-            unsigned long long bits;
-            std::memcpy(&bits, &a.real, sizeof bits);
-            std::snprintf(buf, sizeof buf, " d%016llx", bits);
-            out << buf;
-            break;
-          }
-        }
-      }
-      out << "\n";
-    } else if (const auto* m = std::get_if<ResolvedMatmul>(&s)) {
-      float alpha = static_cast<float>(m->call.alpha);
-      uint32_t bits;
-      std::memcpy(&bits, &alpha, sizeof bits);
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "%08x", bits);
-      out << "matmul a=" << p(m->a) << " b=" << p(m->b) << " d=" << p(m->d) << " bias=" << p(m->bias) << " m=" << m->m
-          << " n=" << m->n << " k=" << m->k << " ta=" << m->call.transpose_a << " tb=" << m->call.transpose_b
-          << " alpha=" << buf << " epilogue=" << epilogue_name(m->call.epilogue) << " algo=" << m->call.algo
-          << " ws=" << hex(library)
-          << " bytes=" << (32u << 20) << " stream=" << hex(kStreamAddress) << "\n";
-    } else {
-      const auto& cv = std::get<ResolvedConv2d>(s);
-      out << "conv x=" << p(cv.x) << " w=" << p(cv.w) << " y=" << p(cv.y) << " bias=" << p(cv.bias);
-      for (int b : {cv.x, cv.w, cv.y}) {
-        const Shape& sh = rp.buffers[static_cast<size_t>(b)].shape;
-        out << " [" << sh[0] << "," << sh[1] << "," << sh[2] << "," << sh[3] << "]";
-      }
-      const Conv2dStep& k = cv.call;
-      out << " stride=" << k.stride[0] << "," << k.stride[1] << " pad=" << k.padding[0] << "," << k.padding[1]
-          << " dil=" << k.dilation[0] << "," << k.dilation[1] << " groups=" << k.groups
-          << " relu=" << (k.epilogue == Epilogue::Relu) << " ws=" << hex(library) << " bytes=" << (32u << 20)
-          << " stream=" << hex(kStreamAddress) << "\n";
-    }
-  }
-  out << "status 0 bytes " << at << "\n";
-  return out.str();
-}
-
-// main()'s block running one header's plan on validated workload `wi` under the recording runtime.
-std::string record_block(const Exported& e, int wi) {
-  const Task& t = *e.task;
-  const std::string ns = export_namespace(t);
-  std::string axes, ptrs, kinds, kernels;
-  for (const Axis& a : t.axes)
-    if (!a.value) axes += ", " + std::to_string(t.workloads[static_cast<size_t>(wi)].axes.at(a.name));
-  size_t i = 0;
-  for (const auto* list : {&t.inputs, &t.outputs})
-    for (const TensorDecl& d : *list) {
-      ptrs += std::string(i ? ", " : "") + "reinterpret_cast<" + (list == &t.inputs ? "const " : "") +
-              c_type(d.dtype) + "*>(uintptr_t{0x" + hex(tensor_address(i)) + "})";
-      ++i;
-    }
-  for (const Step& s : e.candidate.plan.steps)
-    if (const auto* k = std::get_if<KernelStep>(&s.op)) {
-      std::string one;
-      for (const KernelArg& a : k->args)
-        one += "BILFD"[static_cast<int>(a.kind)];
-      kinds += "\"" + one + "\", ";
-    }
-  const size_t n_kernels = e.candidate.kernel_names().size();
-  for (size_t k = 0; k < n_kernels; ++k) kernels += ns + "::source::kevo_export_kernel_" + std::to_string(k) + "(), ";
-  return "  {\n    static const char* const kinds[] = {" + kinds + "nullptr};\n    const void* const kernels[] = {" +
-         kernels + "nullptr};\n    g_kinds = kinds;\n    g_launch = 0;\n    g_kernels = kernels;\n    g_kernel_count = " +
-         std::to_string(n_kernels) + ";\n    std::printf(\"run " + ns + " " + std::to_string(wi) +
-         "\\n\");\n    const size_t bytes = " + ns + "::workspace_bytes(" + (axes.empty() ? "" : axes.substr(2)) +
-         ");\n    const cudaError_t err = " + ns + "::run(" + ptrs + axes + ", reinterpret_cast<cudaStream_t>(uintptr_t{0x" +
-         hex(kStreamAddress) + "}), reinterpret_cast<void*>(uintptr_t{0x" + hex(kWorkspaceAddress) +
-         "}), bytes);\n    std::printf(\"status %d bytes %zu\\n\", static_cast<int>(err), bytes);\n  }\n";
-}
-
-// Runs every validated workload of each header of `program` under the recording runtime and
-// compares what the launcher asked for with the engine's own resolution; returns the runs.
-int record_program(const std::vector<const Exported*>& program) {
-  const std::string dir = make_dir("record" + program.front()->label);
-  std::string main = std::string(kRecordingRuntime), blocks, expected;
-  int runs = 0;
-  for (const Exported* e : program) {
-    EXPECT_NE(e->header.find("kevo_export_kernel_"), std::string::npos);
-    std::ofstream(dir + e->label + ".cuh") << e->header;
-    main += "#include \"" + e->label + ".cuh\"\n";
-    for (size_t wi = 0; wi < e->task->workloads.size(); ++wi) {
-      blocks += record_block(*e, static_cast<int>(wi));
-      expected += expected_record(*e->task, e->candidate, static_cast<int>(wi));
-      ++runs;
-    }
-  }
-  std::ofstream(dir + "main.cu") << main << "\nint main() {\n" << blocks << "  return 0;\n}\n";
-  // PTX only (a virtual architecture): nothing is launched, so ptxas can be skipped.
-  std::string cmd = nvcc() + " -std=c++17 -arch=compute_90a " + dir + "main.cu -o " + dir + "record";
-  int rc = 0;
-  std::string log = shell(cmd, &rc);
-  EXPECT_EQ(rc, 0) << "$ " << cmd << "\n" << log;
-  if (rc != 0) return 0;
-  std::string got = shell(dir + "record", &rc);
-  EXPECT_EQ(rc, 0) << got;
-  std::istringstream g(got), x(expected);
-  std::string gl, xl;
-  for (int line = 1; std::getline(x, xl); ++line) {
-    if (!std::getline(g, gl)) {
-      ADD_FAILURE() << "the program stopped before: " << xl;
-      break;
-    }
-    EXPECT_EQ(gl, xl) << "line " << line << " of the record; headers in " << dir;
-  }
-  return runs;
-}
-
-TEST(Export, TheLauncherAsksForWhatTheEngineResolvesOnEveryValidatedWorkload) {
-  if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
-  std::vector<Task> tasks;
-  int spaces = 0;
-  std::vector<Exported> all = export_all(tasks, &spaces);
-  int runs = 0;
-  for (const auto& program : rounds(all)) runs += record_program(program);
-  std::printf("%d runs of %zu headers recorded, each launch as the engine resolves it\n", runs, all.size());
-}
-
-// A plan whose matmul is autotuned ("algo": "auto") exports with algo -1, which the cuBLASLt runtime
-// section (v3) times at the first call of each shape; the header compiles and links with nvcc, and
-// the launcher passes -1 on every workload.
-TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
-  Task linear = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
-  std::ifstream in(kRoot + "tests/data/candidates/linear_leaky_relu.json");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string from = R"("epilogue": "bias")";
-  ASSERT_NE(text.find(from), std::string::npos);
-  text.replace(text.find(from), from.size(), R"("epilogue": "bias", "algo": "auto")");
-  Exported e{&linear, parse_candidate(text, "linear_auto.json", linear), "linear_autotuned", "", true, false};
-  ASSERT_EQ(std::get<MatmulStep>(e.candidate.plan.steps.front().op).algo, kAutotunedAlgo);
-  e.header = export_header(linear, e.candidate, provenance(linear, "linear_auto.json"));
-  for (const char* want : {"kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS, -1}",
-                           "algorithm autotuned at the first call of each shape", "#ifndef KEVO_EXPORT_CUBLASLT_V3",
-                           "inline namespace v3 {", "detail::tune(q, usable, a, b, d, workspace, stream)",
-                           "cudaEventElapsedTime", "cudaErrorStreamCaptureUnsupported"})
-    EXPECT_NE(e.header.find(want), std::string::npos) << want << "\n" << e.header;
-  if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
-  compile_program("autotuned", {&e}, true);
-  EXPECT_EQ(record_program({&e}), static_cast<int>(linear.workloads.size()));
+  EXPECT_THROW(export_runtime_block("cublaslt_plan.h"), std::logic_error);
 }
 
 // A relu candidate with a scratch buffer sized by a floor division, in two steps.
