@@ -112,12 +112,11 @@ class RowsSpace : public DesignSpace {
     const int64_t threads = v["kThreads"], rows = v["kRows"], cluster = v["kCluster"], split = v["kSplit"],
                   vec = v["kVec"], items = v["kItems"], cache = v["kCache"], algo = v["kAlgo"], hint = v["kHint"],
                   waves = v["kWaves"];
+    const std::string cache_word = enumerator(g, "kCache"), hint_word = enumerator(g, "kHint"),
+                      algo_word = enumerator(g, "kAlgo");
     const int64_t block = threads * rows;
     const std::string x_name = task.inputs[static_cast<size_t>(tg_->input_index(op_.x))].name;
     const std::string x = tensor_param(x_name), y = tensor_param(task.outputs.front().name);
-    static const char* caches[] = {"kevo::kCacheNone", "kevo::kCacheShared", "kevo::kCacheRegisters"};
-    static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream", "kevo::kHintKeep"};
-    static const char* algos[] = {"kevo::kTwoPass", "kevo::kSinglePass"};
 
     // One wrapper per launch: its parameters, Norm::Params from them, the template's call.
     auto wrapper = [&](const std::string& name, const std::string& buffers, const std::string& call) {
@@ -158,8 +157,8 @@ class RowsSpace : public DesignSpace {
     std::string kernels;
     nlohmann::json plan;
     if (split > 1) {
-      const std::string tail = std::to_string(threads) + ", " + std::to_string(split) + ", " + knobs + hints[hint] + ", " +
-                               algos[algo] + ", Norm>";
+      const std::string tail =
+          std::to_string(threads) + ", " + std::to_string(split) + ", " + knobs + hint_word + ", " + algo_word + ", Norm>";
       kernels = wrapper("kevo_normalize_rows_stats", ", float4* partials",
                         "kevo::normalize_rows_split_stats<" + tail + "(p, " + x + ", partials, rows, n" + layout + ");") +
                 "\n" +
@@ -178,8 +177,8 @@ class RowsSpace : public DesignSpace {
     } else {
       kernels = wrapper("kevo_normalize_rows", ", float* " + y,
                         "kevo::normalize_rows<" + std::to_string(threads) + ", " + std::to_string(rows) + ", " +
-                            std::to_string(cluster) + ", " + knobs + caches[cache] + ", " + hints[hint] + ", " +
-                            algos[algo] + ", Norm>(p, " + x + ", " + y + ", rows, n" + layout + ");");
+                            std::to_string(cluster) + ", " + knobs + cache_word + ", " + hint_word + ", " + algo_word +
+                            ", Norm>(p, " + x + ", " + y + ", rows, n" + layout + ");");
       std::string grid;
       if (waves == 0) {
         grid = rows == 1 ? op_.rows : "(" + op_.rows + " + " + std::to_string(rows - 1) + ") // " + std::to_string(rows);
@@ -221,7 +220,7 @@ class RowsSpace : public DesignSpace {
       << ", " << hint_words[hint] << ", "
       << (waves == 0 ? "one CTA per " + unit + " tile" : plural(waves, "CTA") + " per SM striding over the " + unit + "s")
       << ".";
-    std::string source = family_source("common") + "\n" + family_source("normalize") + "\n" + graph_comment(tg_->graph()) +
+    std::string source = candidate_templates(manifest()) + "\n" + graph_comment(tg_->graph()) +
                          op_.norm + "\n" + kernels;
     return candidate_text(task, task.name + "_" + id().substr(0, id().find('/')), plan, c.str(), source);
   }
@@ -364,7 +363,8 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
   if (params.empty()) s << "  struct Params {};\n";
   else s << "  struct Params {\n" << params << "  };\n";
   s << "  struct Stats {\n" << stats_fields << "  };\n\n" << prologue_function(parts) << "\n";
-  s << "  template <int kAlgo, class Part, class Reducer>\n"
+  s << "  static constexpr int kStatsAlgos = 2;  // two-pass and single-pass statistics\n\n";
+  s << "  template <kevo::StatsAlgo kAlgo, class Part, class Reducer>\n"
        "  static __device__ __forceinline__ Stats stats(const Params& p, Part& part, Reducer& red, int n) {\n"
     << stats_body << "  }\n\n";
   s << "  // The outputs of the vector v of row `row` starting at column `col`.\n"
@@ -526,7 +526,8 @@ bool pattern_rows_op(const TaskGraphPtr& tgp, const Pattern& pt, RowsOp* op) {
   std::ostringstream s;
   s << "// " << pattern_what(tg, pt) << ".\nstruct Norm {\n  struct Params {};\n";
   s << pattern_common(tg, pt, xs) << "\n" << prologue_function(NormParts{}) << "\n";
-  s << "  template <int kAlgo, class Part, class Reducer>\n"
+  s << "  static constexpr int kStatsAlgos = 1;  // a plain sum: one algorithm\n\n";
+  s << "  template <kevo::StatsAlgo kAlgo, class Part, class Reducer>\n"
        "  static __device__ __forceinline__ Stats stats(const Params&, Part& part, Reducer& red, int n) {\n"
        "    return finish(kevo::row_sum(part, red, [](float v) { return term(v); }), n);\n  }\n\n";
   s << "  template <int kVec>\n"
@@ -565,8 +566,6 @@ class ColumnsSpace : public DesignSpace {
     const std::string x = tensor_param(task.inputs[static_cast<size_t>(tg_->input_index(pt_.x))].name);
     const std::string y = tensor_param(task.outputs.front().name);
     const std::string xs = scalar_name(task, tg_->input_index(pt_.x));
-    static const char* caches[] = {"kevo::kCacheNone", "kevo::kCacheShared", "kevo::kCacheRegisters"};
-    static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream", "kevo::kHintKeep"};
 
     std::string result;
     std::string element = pattern_element(*tg_, pt_, xs, "    ", &result);
@@ -578,8 +577,9 @@ class ColumnsSpace : public DesignSpace {
     std::ostringstream k;
     k << "extern \"C\" __global__ void __launch_bounds__(" << bx * by << ") kevo_normalize_columns(const float* " << x
       << ", float* " << y << ", long long outer, int reduce, long long inner) {\n  const Norm::Params p{};\n"
-      << "  kevo::normalize_columns<" << bx << ", " << by << ", " << vec << ", " << items << ", " << caches[cache] << ", "
-      << hints[hint] << ", Norm>(p, " << x << ", " << y << ", outer, reduce, inner);\n}\n";
+      << "  kevo::normalize_columns<" << bx << ", " << by << ", " << vec << ", " << items << ", "
+      << enumerator(g, "kCache") << ", " << enumerator(g, "kHint") << ", Norm>(p, " << x << ", " << y
+      << ", outer, reduce, inner);\n}\n";
 
     const int64_t width = bx * vec;
     std::string grid = waves == 0 ? paren(sp_.outer) + " * ((" + sp_.inner + " + " + std::to_string(width - 1) + ") // " +
@@ -605,7 +605,7 @@ class ColumnsSpace : public DesignSpace {
       << (waves == 0 ? std::string("one CTA per tile")
                      : std::to_string(waves) + (waves == 1 ? " CTA" : " CTAs") + " per SM striding over the tiles")
       << ".";
-    std::string source = family_source("common") + "\n" + family_source("normalize") + "\n" + graph_comment(tg_->graph()) +
+    std::string source = candidate_templates(manifest()) + "\n" + graph_comment(tg_->graph()) +
                          s.str() + "\n" + k.str();
     return candidate_text(task, task.name + "_normalize_columns", plan, c.str(), source);
   }
@@ -695,8 +695,7 @@ class ChannelColumnsSpace : public DesignSpace {
     const std::string y_name = task.outputs.front().name;
     const std::string x = tensor_param(x_name), y = tensor_param(y_name);
     const std::string rows = tg_->dim(op_.x, 0), cols = tg_->dim(op_.x, 1);
-    static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream"};
-    static const char* passes[] = {"kevo::kStatsPass", "kevo::kApplyPass", "kevo::kFusedPass"};
+    static const char* passes[] = {"kevo::ColumnPass::Stats", "kevo::ColumnPass::Apply", "kevo::ColumnPass::Fused"};
 
     auto wrapper = [&](const std::string& name, int pass) {
       std::ostringstream k;
@@ -707,7 +706,7 @@ class ChannelColumnsSpace : public DesignSpace {
       k << ", int rows, long long cols) {\n  const Norm::Params p{";
       for (size_t i = 0; i < op_.pointers.size(); ++i) k << (i ? ", " : "") << tensor_param(op_.pointers[i]);
       k << "};\n  kevo::normalize_channel_columns<" << bx << ", " << by << ", " << vec << ", " << items << ", " << split
-        << ", " << hints[hint] << ", " << passes[pass] << ", Norm>(p, " << x << ", "
+        << ", " << enumerator(g, "kHint") << ", " << passes[pass] << ", Norm>(p, " << x << ", "
         << (pass == 2 ? "nullptr" : "partials") << ", "
         << (pass == 0 ? "nullptr" : y) << ", rows, cols);\n}\n";
       return k.str();
@@ -754,7 +753,7 @@ class ChannelColumnsSpace : public DesignSpace {
                      : "the rows split over " + std::to_string(split) +
                            " CTAs meeting through a scratch buffer (two launches)")
       << ", " << (hint ? "streaming L2 hints on the last read and the store" : "no L2 hints") << ".";
-    std::string source = family_source("common") + "\n" + family_source("normalize") + "\n" + graph_comment(tg_->graph()) +
+    std::string source = candidate_templates(manifest()) + "\n" + graph_comment(tg_->graph()) +
                          op_.norm + "\n" + kernels;
     return candidate_text(task, task.name + "_normalize_channel_columns", plan, c.str(), source);
   }
