@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,8 @@ std::string candidate_text(const Task& task, const std::string& name, const nloh
 // them, every file once and in the order first reached (#pragma once semantics), #pragma once
 // lines dropped. Throws std::logic_error when a template includes a file outside templates/.
 std::string template_sources(const std::vector<std::string>& paths);
+// The same over `files` (path under templates/ -> text) instead of the embedded templates.
+std::string template_sources(const std::vector<std::string>& paths, const std::map<std::string, std::string>& files);
 // What a space's candidates carry: templates/common.cuh (which the generated code uses), then
 // the manifest's source and what it includes.
 std::string candidate_templates(const Manifest& manifest);

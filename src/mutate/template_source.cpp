@@ -1,5 +1,6 @@
 // The template text a candidate carries: kevo's template files with their own #includes pasted in
 // once each, since a candidate may include nothing but the toolkit's headers.
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -44,9 +45,13 @@ std::string resolve(const std::string& from, const std::string& name) {
   return out;
 }
 
-void paste(const std::string& path, std::set<std::string>& pasted, std::string& out) {
+using Files = std::map<std::string, std::string>;
+
+void paste(const Files& files, const std::string& path, std::set<std::string>& pasted, std::string& out) {
   if (!pasted.insert(path).second) return;
-  std::istringstream lines(template_text(path));
+  auto file = files.find(path);
+  if (file == files.end()) throw std::out_of_range("no template file '" + path + "'");
+  std::istringstream lines(file->second);
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("#pragma once", 0) == 0) continue;
     const std::string name = quoted_include(line);
@@ -55,23 +60,27 @@ void paste(const std::string& path, std::set<std::string>& pasted, std::string& 
       continue;
     }
     const std::string target = resolve(path, name);
-    if (!embedded_templates().count(target))
+    if (!files.count(target))
       throw std::logic_error("templates/" + path + " includes \"" + name + "\", which is not a template file");
-    paste(target, pasted, out);
+    paste(files, target, pasted, out);
   }
 }
 
 }  // namespace
 
-std::string template_sources(const std::vector<std::string>& paths) {
+std::string template_sources(const std::vector<std::string>& paths, const Files& files) {
   std::set<std::string> pasted;
   std::string out;
   for (const std::string& p : paths) {
     if (pasted.count(p)) continue;
     if (!out.empty()) out += "\n";
-    paste(p, pasted, out);
+    paste(files, p, pasted, out);
   }
   return out;
+}
+
+std::string template_sources(const std::vector<std::string>& paths) {
+  return template_sources(paths, embedded_templates());
 }
 
 std::string candidate_templates(const Manifest& manifest) {
