@@ -1,8 +1,16 @@
-// kevo templates, common part: vector loads and stores, warp and block reductions. Every
-// rendered candidate starts with this file; NVRTC compiles it without any header.
+// kevo templates, common part: the grid shapes and load hints several families take, vector
+// loads and stores, warp and block reductions. Every rendered candidate starts with this file;
+// NVRTC compiles it without any header.
 #pragma once
 
 namespace kevo {
+
+// A flat kernel's grid: a block per tile in one pass, or a fixed grid striding over the tiles.
+enum class GridShape { OnePass = 0, GridStride = 1 };
+
+// Cache hints of the loads of full-size inputs: the default (ld.global), read-only (__ldg), or
+// streaming (__ldcs, evict first: the data is read once).
+enum class LoadHint { Default = 0, ReadOnly = 1, Streaming = 2 };
 
 // kVec consecutive floats as one 8- or 16-byte access (callers guarantee the alignment: kevo's
 // buffers are 256-byte aligned and the manifests require sizes that keep every access aligned).
@@ -29,6 +37,25 @@ __device__ __forceinline__ void store_vec(float* __restrict__ p, const float (&r
   } else {
 #pragma unroll
     for (int k = 0; k < kVec; ++k) p[k] = r[k];
+  }
+}
+
+// load_vec with a cache hint. Alignment as for load_vec.
+template <int kVec, LoadHint kHint>
+__device__ __forceinline__ void load_hinted(float (&r)[kVec], const float* __restrict__ p) {
+  if constexpr (kHint == LoadHint::Default) {
+    load_vec<kVec>(r, p);
+  } else if constexpr (kVec == 4) {
+    const float4* q = reinterpret_cast<const float4*>(p);
+    const float4 t = kHint == LoadHint::ReadOnly ? __ldg(q) : __ldcs(q);
+    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
+  } else if constexpr (kVec == 2) {
+    const float2* q = reinterpret_cast<const float2*>(p);
+    const float2 t = kHint == LoadHint::ReadOnly ? __ldg(q) : __ldcs(q);
+    r[0] = t.x, r[1] = t.y;
+  } else {
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) r[k] = kHint == LoadHint::ReadOnly ? __ldg(p + k) : __ldcs(p + k);
   }
 }
 

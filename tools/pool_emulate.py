@@ -48,6 +48,9 @@ struct float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 inline float2 make_float2(float a, float b) { return {a, b}; }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+// Cache-hinted loads (common.cuh's load_hinted) are plain loads on the CPU.
+template <class T> inline T __ldg(const T* p) { return *p; }
+template <class T> inline T __ldcs(const T* p) { return *p; }
 using std::min; using std::max;
 using std::exp; using std::tanh; using std::log; using std::sqrt; using std::erf;
 struct Warp { std::barrier<> bar{32}; float slots[32]; };

@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,11 +77,16 @@ std::string ident(const std::string& name);
 std::string candidate_text(const Task& task, const std::string& name, const nlohmann::json& plan,
                            const std::string& comment, const std::string& source);
 
-// The template family's source text with its include guard line dropped (pasted into
-// candidates); "common" is templates/common.cuh, which every candidate starts with.
-std::string family_source(const std::string& family);
-// Any file under templates/ likewise ("pool/stream.cuh": a family's second source file).
-std::string template_source(const std::string& path);
+// The template text a candidate carries (template_source.cpp): each of `paths` (files under
+// templates/, "pool/stream.cuh") with the template files it #includes pasted in where it includes
+// them, every file once and in the order first reached (#pragma once semantics), #pragma once
+// lines dropped. Throws std::logic_error when a template includes a file outside templates/.
+std::string template_sources(const std::vector<std::string>& paths);
+// The same over `files` (path under templates/ -> text) instead of the embedded templates.
+std::string template_sources(const std::vector<std::string>& paths, const std::map<std::string, std::string>& files);
+// What a space's candidates carry: templates/common.cuh (which the generated code uses), then
+// the manifest's source and what it includes.
+std::string candidate_templates(const Manifest& manifest);
 
 // Spaces keep the TaskGraph alive (shared); the Task itself must outlive them.
 using TaskGraphPtr = std::shared_ptr<const TaskGraph>;

@@ -1,6 +1,8 @@
 // Manifest parsing with positions, constraint evaluation, and access to the embedded templates.
 #include "mutate/manifest.h"
 
+#include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <stdexcept>
 
@@ -19,11 +21,44 @@ bool Constraint::holds(const std::map<std::string, int64_t>& values) const {
   return a != b;
 }
 
+std::string Knob::enumerator(int64_t v) const {
+  auto it = std::find(values.begin(), values.end(), v);
+  if (enum_type.empty() || it == values.end())
+    throw std::out_of_range("knob " + name + " has no enumerator for " + std::to_string(v));
+  return "kevo::" + enum_type + "::" + names[static_cast<size_t>(it - values.begin())];
+}
+
 int Manifest::knob(const std::string& name) const {
   for (size_t i = 0; i < knobs.size(); ++i)
     if (knobs[i].name == name) return static_cast<int>(i);
   return -1;
 }
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// "enum" names the template's enum class and "names" its enumerators, one per value: both or
+// neither, so that a rendered candidate can spell every value of the knob as a word.
+void parse_enumerators(const Doc& doc, const json& k, const Path& p, Knob& knob) {
+  if (knob.enum_type.empty() != !k.contains("names"))
+    doc.fail(p, "a knob of choices has both 'enum' (the enum class) and 'names' (its enumerators)");
+  if (knob.enum_type.empty()) return;
+  if (!is_identifier(knob.enum_type)) doc.fail(p.key("enum"), "must be a C++ identifier");
+  const json& names = k.at("names");
+  if (!names.is_array() || names.size() != knob.values.size())
+    doc.fail(p.key("names"), "one enumerator per value (" + std::to_string(knob.values.size()) + ")");
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!names[i].is_string() || !is_identifier(names[i].get<std::string>()))
+      doc.fail(p.key("names").index(i), "an enumerator is a C++ identifier");
+    knob.names.push_back(names[i].get<std::string>());
+  }
+}
+
+}  // namespace
 
 Manifest parse_manifest(const std::string& text, const std::string& file) {
   Doc doc(file, text);
@@ -48,12 +83,13 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
     Path p = top.key("knobs").key(name);
     if (!k.is_object() || !k.contains("values") || !k.at("values").is_array() || k.at("values").empty())
       doc.fail(p, "a knob needs a non-empty 'values' list");
-    Knob knob{name, {}, string_at(k, p, "doc", false)};
+    Knob knob{name, {}, string_at(k, p, "doc", false), string_at(k, p, "enum", false), {}};
     for (size_t i = 0; i < k.at("values").size(); ++i) {
       const json& v = k.at("values")[i];
       if (!v.is_number_integer()) doc.fail(p.key("values").index(i), "knob values are integers");
       knob.values.push_back(v.get<int64_t>());
     }
+    parse_enumerators(doc, k, p, knob);
     m.knobs.push_back(std::move(knob));
   }
   if (root.contains("constraints")) {

@@ -16,6 +16,14 @@ struct Knob {
   std::string name;              // the template parameter: "kVec"
   std::vector<int64_t> values;   // its domain, in order
   std::string doc;
+  // A knob whose values name choices is an enum class of the template ("Cache"), one enumerator
+  // per value ("Global", "Shared", "Registers"); empty for a number. Genomes keep the integers.
+  std::string enum_type;
+  std::vector<std::string> names;
+
+  // The C++ enumerator of value v ("kevo::Cache::Shared"); throws std::out_of_range when the knob
+  // is a number or v is outside its domain.
+  std::string enumerator(int64_t v) const;
 };
 
 // lhs OP rhs over knob values and the space's facts ("row", "n", "max_shared_bytes", ...).

@@ -31,6 +31,12 @@ std::map<std::string, int64_t> DesignSpace::values(const Genome& g) const {
   return v;
 }
 
+std::string DesignSpace::enumerator(const Genome& g, const std::string& knob) const {
+  const int k = manifest().knob(knob);
+  if (k < 0 || static_cast<size_t>(k) >= g.values.size()) throw std::out_of_range(id_ + " has no knob " + knob);
+  return knobs()[static_cast<size_t>(k)].enumerator(g.values[static_cast<size_t>(k)]);
+}
+
 bool DesignSpace::legal(const Genome& g, std::string* why) const {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;

@@ -44,6 +44,8 @@ class DesignSpace {
   Genome random_genome(std::mt19937_64& rng) const;
   // The knob values by name.
   std::map<std::string, int64_t> values(const Genome& g) const;
+  // The template's enumerator for an enum knob's value in g ("kevo::Cache::Registers").
+  std::string enumerator(const Genome& g, const std::string& knob) const;
 
   // The candidate as a .cu text: generated source (template family pasted in, fused functors,
   // one instantiation per kernel) with its kevo-plan block. Deterministic; the genome must be legal.

@@ -90,8 +90,8 @@ class ElementwiseSpace : public DesignSpace {
     fields.push_back(out_name);
     for (const std::string& f : size_fields()) fields.push_back(f);
     for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
-    k << "};\n  kevo::elementwise<" << block << ", " << vec << ", " << items << ", "
-      << (shape ? "kevo::kGridStride" : "kevo::kOnePass") << ", Body>(p, n);\n}\n";
+    k << "};\n  kevo::elementwise<" << block << ", " << vec << ", " << items << ", " << enumerator(g, "kShape")
+      << ", Body>(p, n);\n}\n";
 
     nlohmann::json args = nlohmann::json::array();
     for (const Leaf& l : leaves_) args.push_back(task.inputs[static_cast<size_t>(tg_->input_index(l.value))].name);
@@ -111,7 +111,7 @@ class ElementwiseSpace : public DesignSpace {
                           g.to_string() + " = kBlock " + std::to_string(block) + ", kVec " + std::to_string(vec) +
                           ", kItems " + std::to_string(items) + ", " + (shape ? "grid-stride over " + std::to_string(waves) + " blocks per SM" : "one pass") + ".";
     return candidate_text(task, task.name + "_elementwise", plan, comment,
-                          family_source("common") + "\n" + family_source("elementwise") + "\n" + body.str() + k.str());
+                          candidate_templates(manifest()) + "\n" + body.str() + k.str());
   }
 
  private:

@@ -179,7 +179,7 @@ class LibrarySpace : public DesignSpace {
       comment += "\nThe library's epilogue takes the whole graph: there is no kernel step.";
       plan["steps"] = steps;
       return candidate_text(task, task.name + "_library", plan, comment,
-                            family_source("common") + "\n// No kernel: the plan's library step computes the output.\n");
+                            template_sources({"common.cuh"}) + "\n// No kernel: the plan's library step computes the output.\n");
     }
 
     // The kernel: the chosen region's inputs, plus the main op's bias when it corrects the start.
@@ -277,8 +277,7 @@ class LibrarySpace : public DesignSpace {
     }
     k << ") {\n  Body::Params p{";
     for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
-    static const char* const kGridNames[] = {"kevo::kFlatOnePass", "kevo::kFlatGridStride", "kevo::kRows"};
-    k << "};\n  kevo::library_epilogue<" << block << ", " << vec << ", " << items << ", " << kGridNames[grid_shape]
+    k << "};\n  kevo::library_epilogue<" << block << ", " << vec << ", " << items << ", " << enumerator(g, "kGrid")
       << ", Body>(p, n, row_len);\n}\n";
 
     const int64_t tile = block * vec * items;
@@ -296,7 +295,7 @@ class LibrarySpace : public DesignSpace {
                                   : "one pass over the flat output") +
                ".";
     return candidate_text(task, task.name + "_library", plan, comment,
-                          family_source("common") + "\n" + family_source("library") + "\n" + body.str() + k.str());
+                          candidate_templates(manifest()) + "\n" + body.str() + k.str());
   }
 
  private:

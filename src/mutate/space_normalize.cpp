@@ -10,11 +10,48 @@
 #include <set>
 #include <sstream>
 
-#include "mutate/families.h"
+#include "mutate/normalize_lowering.h"
 
 namespace kevo::mutate {
 
+namespace normalize {
+
+std::string graph_comment(const Graph& g) {
+  std::ostringstream s;
+  s << "// The op graph (first workload):\n";
+  std::istringstream ref(g.to_string());
+  for (std::string line; std::getline(ref, line);) s << "//   " << line << "\n";
+  return s.str();
+}
+
+// The C++ name of a tensor as a kernel parameter (and Norm::Params field), kept clear of the
+// size parameters beside it.
+std::string tensor_param(const std::string& name) {
+  static const std::set<std::string> taken = {"rows", "n", "inner", "channels", "channels_per_group", "partials",
+                                              "outer", "reduce", "p", "spatial", "layout", "cols"};
+  std::string n = ident(name);
+  return taken.count(n) ? "t_" + n : n;
+}
+
+// An elementwise region over exactly one graph input of the target's shape (the prologue before
+// a norm, or what a pattern's reduction sums): the input's value id, or -1.
+int single_input_region(const TaskGraph& tg, int target, Region* region) {
+  const Graph& g = tg.graph();
+  *region = elementwise_region(g, target, [&](int v) { return tg.input_index(v) >= 0; });
+  if (!region->ok || region->leaves.size() != 1) return -1;
+  int x = region->leaves.front();
+  const ValueInfo& xv = g.values[static_cast<size_t>(x)];
+  if (xv.dtype != DType::Float32 || xv.shape != g.values[static_cast<size_t>(target)].shape) return -1;
+  return x;
+}
+
+}  // namespace normalize
+
 namespace {
+
+using normalize::graph_comment;
+using normalize::single_input_region;
+using normalize::tensor_param;
 
 // A value's dims [from, to) as plan expressions, or its product in one workload.
 struct Split {
@@ -44,41 +81,12 @@ std::string paren(const std::string& e) {
   return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
 }
 
-std::string graph_comment(const Graph& g) {
-  std::ostringstream s;
-  s << "// The op graph (first workload):\n";
-  std::istringstream ref(g.to_string());
-  for (std::string line; std::getline(ref, line);) s << "//   " << line << "\n";
-  return s.str();
-}
-
 // The C++ name of a graph input inside generated functions, kept clear of their own names.
 std::string scalar_name(const Task& task, int input_index) {
   static const std::set<std::string> taken = {"v", "s", "p", "k", "n", "out", "row", "col", "sum", "count", "part", "red"};
   std::string n = ident(task.inputs[static_cast<size_t>(input_index)].name);
   bool generated = n.size() > 1 && n[0] == 'v' && std::all_of(n.begin() + 1, n.end(), ::isdigit);
   return taken.count(n) || generated ? "in_" + n : n;
-}
-
-// The C++ name of a tensor as a kernel parameter (and Norm::Params field), kept clear of the
-// size parameters beside it.
-std::string tensor_param(const std::string& name) {
-  static const std::set<std::string> taken = {"rows", "n", "inner", "channels", "channels_per_group", "partials",
-                                              "outer", "reduce", "p", "spatial", "layout", "cols"};
-  std::string n = ident(name);
-  return taken.count(n) ? "t_" + n : n;
-}
-
-// An elementwise region over exactly one graph input of the target's shape (the prologue before
-// a norm, or what a pattern's reduction sums): the input's value id, or -1.
-int single_input_region(const TaskGraph& tg, int target, Region* region) {
-  const Graph& g = tg.graph();
-  *region = elementwise_region(g, target, [&](int v) { return tg.input_index(v) >= 0; });
-  if (!region->ok || region->leaves.size() != 1) return -1;
-  int x = region->leaves.front();
-  const ValueInfo& xv = g.values[static_cast<size_t>(x)];
-  if (xv.dtype != DType::Float32 || xv.shape != g.values[static_cast<size_t>(target)].shape) return -1;
-  return x;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -112,12 +120,11 @@ class RowsSpace : public DesignSpace {
     const int64_t threads = v["kThreads"], rows = v["kRows"], cluster = v["kCluster"], split = v["kSplit"],
                   vec = v["kVec"], items = v["kItems"], cache = v["kCache"], algo = v["kAlgo"], hint = v["kHint"],
                   waves = v["kWaves"];
+    const std::string cache_word = enumerator(g, "kCache"), hint_word = enumerator(g, "kHint"),
+                      algo_word = enumerator(g, "kAlgo");
     const int64_t block = threads * rows;
     const std::string x_name = task.inputs[static_cast<size_t>(tg_->input_index(op_.x))].name;
     const std::string x = tensor_param(x_name), y = tensor_param(task.outputs.front().name);
-    static const char* caches[] = {"kevo::kCacheNone", "kevo::kCacheShared", "kevo::kCacheRegisters"};
-    static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream", "kevo::kHintKeep"};
-    static const char* algos[] = {"kevo::kTwoPass", "kevo::kSinglePass"};
 
     // One wrapper per launch: its parameters, Norm::Params from them, the template's call.
     auto wrapper = [&](const std::string& name, const std::string& buffers, const std::string& call) {
@@ -158,8 +165,8 @@ class RowsSpace : public DesignSpace {
     std::string kernels;
     nlohmann::json plan;
     if (split > 1) {
-      const std::string tail = std::to_string(threads) + ", " + std::to_string(split) + ", " + knobs + hints[hint] + ", " +
-                               algos[algo] + ", Norm>";
+      const std::string tail =
+          std::to_string(threads) + ", " + std::to_string(split) + ", " + knobs + hint_word + ", " + algo_word + ", Norm>";
       kernels = wrapper("kevo_normalize_rows_stats", ", float4* partials",
                         "kevo::normalize_rows_split_stats<" + tail + "(p, " + x + ", partials, rows, n" + layout + ");") +
                 "\n" +
@@ -178,8 +185,8 @@ class RowsSpace : public DesignSpace {
     } else {
       kernels = wrapper("kevo_normalize_rows", ", float* " + y,
                         "kevo::normalize_rows<" + std::to_string(threads) + ", " + std::to_string(rows) + ", " +
-                            std::to_string(cluster) + ", " + knobs + caches[cache] + ", " + hints[hint] + ", " +
-                            algos[algo] + ", Norm>(p, " + x + ", " + y + ", rows, n" + layout + ");");
+                            std::to_string(cluster) + ", " + knobs + cache_word + ", " + hint_word + ", " + algo_word +
+                            ", Norm>(p, " + x + ", " + y + ", rows, n" + layout + ");");
       std::string grid;
       if (waves == 0) {
         grid = rows == 1 ? op_.rows : "(" + op_.rows + " + " + std::to_string(rows - 1) + ") // " + std::to_string(rows);
@@ -221,7 +228,7 @@ class RowsSpace : public DesignSpace {
       << ", " << hint_words[hint] << ", "
       << (waves == 0 ? "one CTA per " + unit + " tile" : plural(waves, "CTA") + " per SM striding over the " + unit + "s")
       << ".";
-    std::string source = family_source("common") + "\n" + family_source("normalize") + "\n" + graph_comment(tg_->graph()) +
+    std::string source = candidate_templates(manifest()) + "\n" + graph_comment(tg_->graph()) +
                          op_.norm + "\n" + kernels;
     return candidate_text(task, task.name + "_" + id().substr(0, id().find('/')), plan, c.str(), source);
   }
@@ -364,7 +371,8 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
   if (params.empty()) s << "  struct Params {};\n";
   else s << "  struct Params {\n" << params << "  };\n";
   s << "  struct Stats {\n" << stats_fields << "  };\n\n" << prologue_function(parts) << "\n";
-  s << "  template <int kAlgo, class Part, class Reducer>\n"
+  s << "  static constexpr int kStatsAlgos = 2;  // two-pass and single-pass statistics\n\n";
+  s << "  template <kevo::StatsAlgo kAlgo, class Part, class Reducer>\n"
        "  static __device__ __forceinline__ Stats stats(const Params& p, Part& part, Reducer& red, int n) {\n"
     << stats_body << "  }\n\n";
   s << "  // The outputs of the vector v of row `row` starting at column `col`.\n"
@@ -526,7 +534,8 @@ bool pattern_rows_op(const TaskGraphPtr& tgp, const Pattern& pt, RowsOp* op) {
   std::ostringstream s;
   s << "// " << pattern_what(tg, pt) << ".\nstruct Norm {\n  struct Params {};\n";
   s << pattern_common(tg, pt, xs) << "\n" << prologue_function(NormParts{}) << "\n";
-  s << "  template <int kAlgo, class Part, class Reducer>\n"
+  s << "  static constexpr int kStatsAlgos = 1;  // a plain sum: one algorithm\n\n";
+  s << "  template <kevo::StatsAlgo kAlgo, class Part, class Reducer>\n"
        "  static __device__ __forceinline__ Stats stats(const Params&, Part& part, Reducer& red, int n) {\n"
        "    return finish(kevo::row_sum(part, red, [](float v) { return term(v); }), n);\n  }\n\n";
   s << "  template <int kVec>\n"
@@ -565,8 +574,6 @@ class ColumnsSpace : public DesignSpace {
     const std::string x = tensor_param(task.inputs[static_cast<size_t>(tg_->input_index(pt_.x))].name);
     const std::string y = tensor_param(task.outputs.front().name);
     const std::string xs = scalar_name(task, tg_->input_index(pt_.x));
-    static const char* caches[] = {"kevo::kCacheNone", "kevo::kCacheShared", "kevo::kCacheRegisters"};
-    static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream", "kevo::kHintKeep"};
 
     std::string result;
     std::string element = pattern_element(*tg_, pt_, xs, "    ", &result);
@@ -578,8 +585,9 @@ class ColumnsSpace : public DesignSpace {
     std::ostringstream k;
     k << "extern \"C\" __global__ void __launch_bounds__(" << bx * by << ") kevo_normalize_columns(const float* " << x
       << ", float* " << y << ", long long outer, int reduce, long long inner) {\n  const Norm::Params p{};\n"
-      << "  kevo::normalize_columns<" << bx << ", " << by << ", " << vec << ", " << items << ", " << caches[cache] << ", "
-      << hints[hint] << ", Norm>(p, " << x << ", " << y << ", outer, reduce, inner);\n}\n";
+      << "  kevo::normalize_columns<" << bx << ", " << by << ", " << vec << ", " << items << ", "
+      << enumerator(g, "kCache") << ", " << enumerator(g, "kHint") << ", Norm>(p, " << x << ", " << y
+      << ", outer, reduce, inner);\n}\n";
 
     const int64_t width = bx * vec;
     std::string grid = waves == 0 ? paren(sp_.outer) + " * ((" + sp_.inner + " + " + std::to_string(width - 1) + ") // " +
@@ -605,7 +613,7 @@ class ColumnsSpace : public DesignSpace {
       << (waves == 0 ? std::string("one CTA per tile")
                      : std::to_string(waves) + (waves == 1 ? " CTA" : " CTAs") + " per SM striding over the tiles")
       << ".";
-    std::string source = family_source("common") + "\n" + family_source("normalize") + "\n" + graph_comment(tg_->graph()) +
+    std::string source = candidate_templates(manifest()) + "\n" + graph_comment(tg_->graph()) +
                          s.str() + "\n" + k.str();
     return candidate_text(task, task.name + "_normalize_columns", plan, c.str(), source);
   }
@@ -621,149 +629,6 @@ class ColumnsSpace : public DesignSpace {
 // Batch norm of an [N, C] matrix: the channel's elements are a column, so threads run along C
 // (coalesced) and the N rows are split over CTAs (normalize_channel_columns).
 
-struct ChannelColumnsOp {
-  int x = -1;                         // graph input read
-  std::vector<std::string> pointers;  // weight, bias (contract names), those given
-  std::string norm, what;             // the generated `struct Norm`; the op in words
-};
-
-// The ChannelColumnsOp of a batch_norm node on a rank-2 input, or false.
-bool channel_columns_op(const TaskGraph& tg, int node, ChannelColumnsOp* op) {
-  const Graph& g = tg.graph();
-  const Task& task = tg.task();
-  const Node& n = g.nodes[static_cast<size_t>(node)];
-  if (n.op != "batch_norm" || n.inputs.empty() || n.inputs[0] < 0) return false;
-  const int in = n.inputs[0], out = n.outputs.front(), y = tg.output();
-  if (tg.rank(in) != 2 || g.values[static_cast<size_t>(out)].dtype != DType::Float32) return false;
-  Region pro;
-  const int x = single_input_region(tg, in, &pro);
-  if (x < 0) return false;
-  Region epi = elementwise_region(g, y, [&](int v) { return v == out; });
-  if (!epi.ok || epi.leaves != std::vector<int>{out}) return false;
-  if (g.values[static_cast<size_t>(y)].shape != g.values[static_cast<size_t>(out)].shape) return false;
-
-  std::string params, stats_fields = "    float mean, rstd;", stats_values, value = "(x - s.mean) * s.rstd";
-  for (int i : {1, 2}) {
-    const int v = n.inputs.size() > static_cast<size_t>(i) ? n.inputs[static_cast<size_t>(i)] : -1;
-    if (v < 0) continue;
-    if (tg.input_index(v) < 0 || g.values[static_cast<size_t>(v)].dtype != DType::Float32) return false;
-    op->pointers.push_back(task.inputs[static_cast<size_t>(tg.input_index(v))].name);
-    const std::string name = tensor_param(op->pointers.back()), field = i == 1 ? "w" : "b";
-    params += "    const float* __restrict__ " + name + ";  // " + (i == 1 ? "weight" : "bias") + ", one per channel\n";
-    stats_fields += " float " + field + ";";
-    stats_values += ", p." + name + "[c]";
-    value += i == 1 ? " * s.w" : " + s.b";
-  }
-  std::string pro_result = "x", pro_code;
-  if (!pro.nodes.empty()) pro_code = emit_region(g, pro, [](int) { return std::string("x"); }, "    ", &pro_result);
-  std::string epi_result;
-  std::string epi_code = emit_region(g, epi, [&](int) { return "v" + std::to_string(out); }, "    ", &epi_result);
-  op->what = "batch_norm in training mode of an [N, C] matrix: statistics of each channel (column) over the N rows";
-  std::ostringstream s;
-  s << "// " << op->what << ".\nstruct Norm {\n";
-  if (params.empty()) s << "  struct Params {};\n";
-  else s << "  struct Params {\n" << params << "  };\n";
-  s << "  struct Stats {\n" << stats_fields << "\n  };\n\n";
-  s << "  // Applied to x as it is loaded: " << (pro.nodes.empty() ? "nothing" : "the graph's elementwise ops before the norm")
-    << ".\n  static __device__ __forceinline__ float prologue(float x) {\n" << pro_code << "    return " << pro_result
-    << ";\n  }\n\n";
-  s << "  static __device__ __forceinline__ Stats stats(const Params& p, float mean, float var, long long c) {\n"
-    << (stats_values.empty() ? "    (void)p, (void)c;\n" : "")
-    << "    return {mean, rsqrtf(var + " << float_literal(attr_float(n, "eps")) << ")" << stats_values << "};\n  }\n\n";
-  s << "  static __device__ __forceinline__ float apply(const Params& p, const Stats& s, float x) {\n"
-    << "    (void)p;\n    const float v" << out << " = " << value << ";\n" << epi_code << "    return " << epi_result
-    << ";\n  }\n};\n";
-  op->norm = s.str();
-  op->x = x;
-  return true;
-}
-
-class ChannelColumnsSpace : public DesignSpace {
- public:
-  ChannelColumnsSpace(TaskGraphPtr tg, ChannelColumnsOp op, std::vector<Facts> facts)
-      : DesignSpace("normalize_channel_columns/batch_norm",
-                    op.what + "; threads along the channels, the rows split over CTAs meeting in a scratch buffer",
-                    manifest_at("normalize/channel_columns.json"), std::move(facts)),
-        tg_(std::move(tg)), op_(std::move(op)) {}
-
-  std::string render(const Genome& g) const override {
-    auto v = values(g);
-    const Task& task = tg_->task();
-    const int64_t bx = v["kBlockX"], by = v["kBlockY"], vec = v["kVec"], items = v["kItems"], split = v["kSplit"],
-                  hint = v["kHint"];
-    const std::string x_name = task.inputs[static_cast<size_t>(tg_->input_index(op_.x))].name;
-    const std::string y_name = task.outputs.front().name;
-    const std::string x = tensor_param(x_name), y = tensor_param(y_name);
-    const std::string rows = tg_->dim(op_.x, 0), cols = tg_->dim(op_.x, 1);
-    static const char* hints[] = {"kevo::kHintNone", "kevo::kHintStream"};
-    static const char* passes[] = {"kevo::kStatsPass", "kevo::kApplyPass", "kevo::kFusedPass"};
-
-    auto wrapper = [&](const std::string& name, int pass) {
-      std::ostringstream k;
-      k << "extern \"C\" __global__ void __launch_bounds__(" << bx * by << ") " << name << "(const float* " << x;
-      for (const std::string& p : op_.pointers) k << ", const float* " << tensor_param(p);
-      if (pass != 2) k << ", float4* partials";
-      if (pass != 0) k << ", float* " << y;
-      k << ", int rows, long long cols) {\n  const Norm::Params p{";
-      for (size_t i = 0; i < op_.pointers.size(); ++i) k << (i ? ", " : "") << tensor_param(op_.pointers[i]);
-      k << "};\n  kevo::normalize_channel_columns<" << bx << ", " << by << ", " << vec << ", " << items << ", " << split
-        << ", " << hints[hint] << ", " << passes[pass] << ", Norm>(p, " << x << ", "
-        << (pass == 2 ? "nullptr" : "partials") << ", "
-        << (pass == 0 ? "nullptr" : y) << ", rows, cols);\n}\n";
-      return k.str();
-    };
-    auto args = [&](int pass) {
-      nlohmann::json a = nlohmann::json::array();
-      a.push_back(x_name);
-      for (const std::string& p : op_.pointers) a.push_back(p);
-      if (pass != 2) a.push_back("partials");
-      if (pass != 0) a.push_back(y_name);
-      a.push_back({{"int", rows}});
-      a.push_back({{"int64", cols}});
-      return a;
-    };
-    const int64_t width = bx * vec;
-    std::string grid = "(" + cols + " + " + std::to_string(width - 1) + ") // " + std::to_string(width);
-    if (split > 1) grid = "(" + grid + ") * " + std::to_string(split);
-    nlohmann::json plan;
-    std::string kernels;
-    auto step = [&](const std::string& name, int pass) {
-      nlohmann::json st = {{"kernel", name}, {"grid", {grid}}, {"block", {bx * by}}};
-      st["args"] = args(pass);
-      return st;
-    };
-    if (split == 1) {
-      kernels = wrapper("kevo_normalize_channel_columns", 2);
-      plan["steps"] = nlohmann::json::array({step("kevo_normalize_channel_columns", 2)});
-    } else {
-      kernels = wrapper("kevo_normalize_channel_columns_stats", 0) + "\n" +
-                wrapper("kevo_normalize_channel_columns_apply", 1);
-      plan["buffers"]["partials"] = {{"dtype", "float32"},
-                                     {"shape", nlohmann::json::array({std::to_string(split), cols, "4"})}};
-      plan["steps"] = nlohmann::json::array(
-          {step("kevo_normalize_channel_columns_stats", 0), step("kevo_normalize_channel_columns_apply", 1)});
-    }
-
-    std::ostringstream c;
-    c << "Generated by kevo from template family 'normalize' (space " << id() << ").\nThe op: " << op_.what
-      << ",\nx = [" << rows << ", " << cols << "].\n";
-    c << "Genome: " << g.to_string() << " = tiles of " << bx << " x " << vec << " channels, " << by << " thread"
-      << (by > 1 ? "s" : "") << " per channel in a CTA, " << items << " row" << (items > 1 ? "s" : "")
-      << " per thread per step, "
-      << (split == 1 ? std::string("one CTA per tile holding whole channels (one launch, each chunk read twice)")
-                     : "the rows split over " + std::to_string(split) +
-                           " CTAs meeting through a scratch buffer (two launches)")
-      << ", " << (hint ? "streaming L2 hints on the last read and the store" : "no L2 hints") << ".";
-    std::string source = family_source("common") + "\n" + family_source("normalize") + "\n" + graph_comment(tg_->graph()) +
-                         op_.norm + "\n" + kernels;
-    return candidate_text(task, task.name + "_normalize_channel_columns", plan, c.str(), source);
-  }
-
- private:
-  TaskGraphPtr tg_;
-  ChannelColumnsOp op_;
-};
-
 }  // namespace
 
 std::vector<std::unique_ptr<DesignSpace>> lower_normalize(const TaskGraphPtr& tgp) {
@@ -777,12 +642,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_normalize(const TaskGraphPtr& tg
       out.push_back(std::make_unique<RowsSpace>(tgp, std::move(op)));
       return out;
     }
-    ChannelColumnsOp cols;
-    if (channel_columns_op(tg, static_cast<int>(i), &cols)) {
-      std::vector<Facts> facts;
-      for (size_t w = 0; w < tg.workloads(); ++w)
-        facts.push_back({{"rows", tg.product_value(w, cols.x, 0, 1)}, {"cols", tg.product_value(w, cols.x, 1, 2)}});
-      out.push_back(std::make_unique<ChannelColumnsSpace>(tgp, std::move(cols), std::move(facts)));
+    if (auto columns = normalize::channel_columns_space(tgp, static_cast<int>(i))) {
+      out.push_back(std::move(columns));
       return out;
     }
   }

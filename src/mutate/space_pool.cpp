@@ -176,7 +176,7 @@ class PoolSpace : public PoolSpaceBase {
     k << ") {\n  Body::Params p{";
     for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
     k << "};\n  kevo::pool2d<Window, " << bw << ", " << bh << ", " << ow_per << ", " << oh_per << ", "
-      << (shared ? "true" : "false") << ", Body>(p, H, W, OH, OW, tiles_h, tiles_w);\n}\n";
+      << enumerator(g, "kShared") << ", Body>(p, H, W, OH, OW, tiles_h, tiles_w);\n}\n";
 
     nlohmann::json step = {{"kernel", "kevo_pool"},
                            {"grid", nlohmann::json::array({planes + " * " + tiles_h + " * " + tiles_w})},
@@ -191,7 +191,7 @@ class PoolSpace : public PoolSpaceBase {
             << " x " << oh_per << " outputs per thread (W x H), " << (shared ? "shared-memory input tile" : "direct loads")
             << ".";
     return candidate_text(task, task.name + "_pool", plan, comment.str(),
-                          family_source("common") + "\n" + family_source("pool") + "\n" + body + k.str());
+                          candidate_templates(manifest()) + "\n" + body + k.str());
   }
 };
 
@@ -253,8 +253,10 @@ class PoolStreamSpace : public PoolSpaceBase {
     k << ") {\n  Body::Params p{";
     for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
     k << "};\n  kevo::pool2d_stream<Window, /*kBlockW=*/" << bw << ", /*kBlockH=*/" << bh << ", /*kCols=*/" << cols
-      << ", /*kRows=*/" << rows << ", /*kAhead=*/" << ahead << ", /*kVec=*/" << vec << ", /*kStage=*/" << stage
-      << ", /*kRolled=*/" << (rolled ? "true" : "false") << ", Body>(p, H, W, OH, OW, groups_h, groups_w);\n}\n";
+      << ", /*kRows=*/" << rows << ", /*kAhead=*/" << ahead << ", /*kVec=*/" << vec << ", "
+      << (vectors_ ? enumerator(g, "kStage") : "kevo::Stores::Direct") << ", "
+      << (vectors_ ? enumerator(g, "kRolled") : "kevo::Walk::Unrolled")
+      << ", Body>(p, H, W, OH, OW, groups_h, groups_w);\n}\n";
 
     nlohmann::json step = {{"kernel", "kevo_pool"},
                            {"grid", nlohmann::json::array({planes + " * " + groups_h + " * " + groups_w})},
@@ -274,8 +276,7 @@ class PoolStreamSpace : public PoolSpaceBase {
     if (rolled) comment << ", the walk's loop rolled";
     comment << ".";
     return candidate_text(task, task.name + "_pool", plan, comment.str(),
-                          family_source("common") + "\n" + family_source("pool") + "\n" +
-                              template_source("pool/stream.cuh") + "\n" + window_and_body() + k.str());
+                          candidate_templates(manifest()) + "\n" + window_and_body() + k.str());
   }
 
  private:

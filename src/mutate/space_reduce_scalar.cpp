@@ -233,12 +233,12 @@ class ReduceScalarSpace : public DesignSpace {
       if (l.kind == Leaf::General) b << index_function(l, rank) << "\n";
 
     b << "  // The values reduced at flat indices [i, i + kVec) of the domain.\n";
-    b << "  template <int kVec, int kCache>\n";
+    b << "  template <int kVec, kevo::LoadHint kCache>\n";
     b << "  static __device__ __forceinline__ void load(const Params& p, long long i, float (&v)[kVec]) {\n";
     for (const Leaf& l : leaves_) {
       b << "    float " << l.local << "[kVec];\n";
       if (l.kind == Leaf::Full) {
-        b << "    kevo::scalar_load<kVec, kCache>(" << l.local << ", p." << l.field << " + i);\n";
+        b << "    kevo::load_hinted<kVec, kCache>(" << l.local << ", p." << l.field << " + i);\n";
       } else if (l.kind == Leaf::Trailing) {
         // The vector does not cross the end of the span: the manifest keeps span % kVec == 0.
         b << "    kevo::load_vec<kVec>(" << l.local << ", p." << l.field << " + "
@@ -274,8 +274,7 @@ class ReduceScalarSpace : public DesignSpace {
     b << emit_region(gr, epi_, [&](int) { return std::string("r"); }, "    ", &res);
     b << "    *out = " << res << ";\n  }\n};\n\n";
 
-    const int64_t block = v["kBlock"], vec = v["kVec"], items = v["kItems"], cache = v["kCache"], waves = v["kWaves"],
-                  fixed = v["kBlocks"];
+    const int64_t block = v["kBlock"], vec = v["kVec"], items = v["kItems"], waves = v["kWaves"], fixed = v["kBlocks"];
     const std::string grid = waves ? std::to_string(waves) + " * num_sms" : std::to_string(fixed);
     const std::string out_name = task.outputs.front().name;
     std::string scratch = "partials";
@@ -294,8 +293,7 @@ class ReduceScalarSpace : public DesignSpace {
     for (size_t i = 0; i < params.size(); ++i) k << (i ? ", " : "") << params[i];
     k << ") {\n  const Problem::Params p{";
     for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
-    const char* cache_name[] = {"0 /* default */", "1 /* __ldg */", "2 /* __ldcs */"};
-    k << "};\n  kevo::reduce_scalar_partials<" << block << ", " << vec << ", " << items << ", " << cache_name[cache]
+    k << "};\n  kevo::reduce_scalar_partials<" << block << ", " << vec << ", " << items << ", " << enumerator(g, "kCache")
       << ", Problem>(p, n, partial);\n}\n\n";
     k << "// Stage 2: one block combines the stage-1 partials in order.\n";
     k << "extern \"C\" __global__ void __launch_bounds__(" << block
@@ -326,7 +324,7 @@ class ReduceScalarSpace : public DesignSpace {
             << " =";
     for (const Knob& kn : knobs()) comment << " " << kn.name << " " << v[kn.name] << (&kn == &knobs().back() ? "." : ",");
     return candidate_text(task, task.name + "_reduce_scalar", plan, comment.str(),
-                          family_source("common") + "\n" + family_source("reduce_scalar") + "\n" + b.str() + k.str());
+                          candidate_templates(manifest()) + "\n" + b.str() + k.str());
   }
 
  private:

@@ -143,7 +143,8 @@ class ScanSpace : public DesignSpace {
         << "extern \"C\" __global__ void __launch_bounds__(256) kevo_scan_clear(unsigned long long* state, long long words) {\n"
         << "  kevo::scan_clear_state(state, words);\n}\n\n";
     }
-    k << "// " << op << " along dim " << m_.dim << ": " << kLayoutNames[layout] << ".\n";
+    k << "// " << op << " along dim " << m_.dim << ": " << kLayoutNames[layout] << " (" << enumerator(g, "kLayout")
+      << ").\n";
     k << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") kevo_scan(";
     for (size_t i = 0; i < params.size(); ++i) k << (i ? ", " : "") << params[i];
     k << ") {\n  Body::Params p{";
@@ -164,7 +165,7 @@ class ScanSpace : public DesignSpace {
     if (layout == 3) comment << " (" << items << " steps along the dim loaded ahead, " << vec << " adjacent columns)";
     comment << ".";
     return candidate_text(task, task.name + "_scan", plan, comment.str(),
-                          family_source("common") + "\n" + family_source("scan") + "\n" + body.str() + k.str());
+                          candidate_templates(manifest()) + "\n" + body.str() + k.str());
   }
 
  private:

@@ -116,19 +116,6 @@ std::string candidate_text(const Task& task, const std::string& name, const nloh
   return s.str();
 }
 
-std::string family_source(const std::string& family) {
-  return template_source(family == "common" ? "common.cuh" : family_manifest(family).source);
-}
-
-std::string template_source(const std::string& path) {
-  const std::string& text = template_text(path);
-  std::string out;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind("#pragma once", 0) != 0) out += line + "\n";
-  return out;
-}
-
 const std::vector<FamilyLowering>& family_lowerings() {
   static const std::vector<FamilyLowering> all = {lower_elementwise, lower_reduce,      lower_normalize, lower_scan,
                                                   lower_reduce_scalar, lower_pool,     lower_library};

@@ -3,13 +3,15 @@
 // thread, in one pass over the grid or grid-stride over a fixed grid.
 #pragma once
 
+#include "../common.cuh"
+
 namespace kevo {
 
-enum GridShape { kOnePass = 0, kGridStride = 1 };
-
-// Body::apply<kVec>(params, i) computes and stores output elements [i, i + kVec).
-template <int kBlock, int kVec, int kItems, int kShape, typename Body>
+// Body::apply<kVec>(params, i) computes and stores output elements [i, i + kVec) (n % kVec == 0,
+// a manifest constraint on every workload).
+template <int kBlock, int kVec, int kItems, GridShape kShape, typename Body>
 __device__ __forceinline__ void elementwise(const typename Body::Params& p, long long n) {
+  static_assert(kBlock <= 1024, "threads per block");
   constexpr long long kTile = (long long)kBlock * kVec * kItems;
   long long base = (long long)blockIdx.x * kTile;
   do {
@@ -20,7 +22,7 @@ __device__ __forceinline__ void elementwise(const typename Body::Params& p, long
       if (i < n) Body::template apply<kVec>(p, i);
     }
     base += (long long)gridDim.x * kTile;
-  } while (kShape == kGridStride && base < n);
+  } while (kShape == GridShape::GridStride && base < n);
 }
 
 }  // namespace kevo

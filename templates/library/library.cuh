@@ -5,21 +5,24 @@
 // dims along which no per-row input, such as a channel bias, varies).
 #pragma once
 
+#include "../common.cuh"
+
 namespace kevo {
 
-enum EpilogueGrid {
-  kFlatOnePass = 0,    // one block per tile of the flat output
-  kFlatGridStride = 1, // a fixed grid striding over the flat output
-  kRows = 2,           // blockIdx.x: a row; blockIdx.y: a tile along it (no division per element)
+enum class EpilogueGrid {
+  FlatOnePass = 0,     // one block per tile of the flat output
+  FlatGridStride = 1,  // a fixed grid striding over the flat output
+  Rows = 2,            // blockIdx.x: a row; blockIdx.y: a tile along it (no division per element)
 };
 
 // Body::apply<kVec>(p, i, row, col) computes and stores output elements [i, i + kVec), which lie
 // in one row: i = row * row_len + col (row_len % kVec == 0, a manifest constraint). Flat grids
 // compute row and col only when Body::kNeedsRow (some input is indexed by them).
-template <int kBlock, int kVec, int kItems, int kGrid, typename Body>
+template <int kBlock, int kVec, int kItems, EpilogueGrid kGrid, typename Body>
 __device__ __forceinline__ void library_epilogue(const typename Body::Params& p, long long n, long long row_len) {
+  static_assert(kBlock <= 1024, "threads per block");
   constexpr long long kTile = (long long)kBlock * kVec * kItems;
-  if constexpr (kGrid == kRows) {
+  if constexpr (kGrid == EpilogueGrid::Rows) {
     const long long row = blockIdx.x;
     const long long first = (long long)blockIdx.y * kTile;
 #pragma unroll
@@ -44,7 +47,7 @@ __device__ __forceinline__ void library_epilogue(const typename Body::Params& p,
         }
       }
       base += (long long)gridDim.x * kTile;
-    } while (kGrid == kFlatGridStride && base < n);
+    } while (kGrid == EpilogueGrid::FlatGridStride && base < n);
   }
 }
 

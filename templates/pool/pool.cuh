@@ -5,7 +5,13 @@
 // is read from global memory directly or staged in shared memory first.
 #pragma once
 
+#include "../common.cuh"
+
 namespace kevo {
+
+// Where a block's threads read their windows' inputs (the manifest's kShared): global memory
+// directly, or a tile of the input staged in shared memory first.
+enum class TileSource { Global = 0, Shared = 1 };
 
 // The window of a pooling op, as compile-time constants (generated per task):
 //   struct Window {
@@ -49,7 +55,7 @@ __device__ __forceinline__ float pool_divisor(int h0, int w0, int H, int W) {
 // Block (kBlockW, kBlockH) computes an output tile of (kBlockH * kOutH) x (kBlockW * kOutW) of one
 // plane; the 1-D grid enumerates planes x tiles_h x tiles_w. Thread (x, y) owns outputs rows
 // y * kOutH + [0, kOutH) and columns x * kOutW + [0, kOutW) of the tile.
-template <typename Window, int kBlockW, int kBlockH, int kOutW, int kOutH, bool kShared, typename Body>
+template <typename Window, int kBlockW, int kBlockH, int kOutW, int kOutH, TileSource kShared, typename Body>
 __device__ __forceinline__ void pool2d(const typename Body::Params& p, int H, int W, int OH, int OW, int tiles_h,
                                        int tiles_w) {
   using Op = typename PoolOp<Window::kAverage>::type;
@@ -57,6 +63,10 @@ __device__ __forceinline__ void pool2d(const typename Body::Params& p, int H, in
   constexpr int kSpanW = pool_span(kOutW, Window::kW, Window::kStrideW, Window::kDilationW);
   constexpr int kTileH = pool_span(kBlockH * kOutH, Window::kH, Window::kStrideH, Window::kDilationH);
   constexpr int kTileW = pool_span(kBlockW * kOutW, Window::kW, Window::kStrideW, Window::kDilationW);
+  static_assert(kBlockW * kBlockH <= 1024, "threads per block");
+  static_assert(kBlockW * kBlockH >= 32, "at least one full warp per block");
+  static_assert(kShared == TileSource::Global || kTileH * kTileW * 4 <= 232448,
+                "the staged input tile must fit in shared memory");
 
   const long long tile = blockIdx.x;
   const int tw = (int)(tile % tiles_w), th = (int)(tile / tiles_w % tiles_h);
@@ -72,7 +82,7 @@ __device__ __forceinline__ void pool2d(const typename Body::Params& p, int H, in
     return (unsigned)ih < (unsigned)H && (unsigned)iw < (unsigned)W ? Body::load(p, in_plane + (long long)ih * W + iw)
                                                                     : Op::identity();
   };
-  if constexpr (kShared) {
+  if constexpr (kShared == TileSource::Shared) {
     const int ih_tile = oh_tile * Window::kStrideH - Window::kPadH, iw_tile = ow_tile * Window::kStrideW - Window::kPadW;
     for (int i = threadIdx.y * kBlockW + threadIdx.x; i < kTileH * kTileW; i += kBlockW * kBlockH)
       pool_tile[i] = read_input(ih_tile + i / kTileW, iw_tile + i % kTileW);
@@ -80,7 +90,7 @@ __device__ __forceinline__ void pool2d(const typename Body::Params& p, int H, in
   }
   // Element (r, c) of the thread's kSpanH x kSpanW input patch.
   auto read_patch = [&](int r, int c) {
-    if constexpr (kShared)
+    if constexpr (kShared == TileSource::Shared)
       return pool_tile[(threadIdx.y * kOutH * Window::kStrideH + r) * kTileW + threadIdx.x * kOutW * Window::kStrideW + c];
     else
       return read_input(ih0 + r, iw0 + c);

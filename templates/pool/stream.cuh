@@ -7,12 +7,22 @@
 // (kH - 1) * dH input rows shared with the next warp down. kAhead steps' input rows are in
 // flight while a step computes (the walk's loop unrolled so that its rotations are pure
 // register renaming, or kept rolled for fewer registers). With kVec > 1 a lane's outputs are
-// kVec adjacent columns: they are stored directly (kStage 0) or through the warp's slice of
-// shared memory, so that each store instruction writes 32 consecutive floats (kStage 1). Pasted
-// after pool/pool.cuh (Window, PoolOp, pool_divisor, pool_tile).
+// kVec adjacent columns: they are stored directly (kStage Direct) or through the warp's slice of
+// shared memory, so that each store instruction writes 32 consecutive floats (kStage Staged).
+// The window and the average's divisor are pool.cuh's (Window, pool_span, pool_divisor, pool_tile).
 #pragma once
 
+#include "../common.cuh"
+#include "pool.cuh"
+
 namespace kevo {
+
+// How a lane's kVec adjacent outputs reach global memory (the manifest's kStage): stored by the
+// lane itself, or staged through the warp's slice of shared memory and stored 32 floats at a time.
+enum class Stores { Direct = 0, Staged = 1 };
+// The walk down the rows (the manifest's kRolled): unrolled until the ring's rotation is register
+// renaming, or one step per iteration with the ring rotating by moves (fewer registers).
+enum class Walk { Unrolled = 0, Rolled = 1 };
 
 // Max in one instruction where the target has it (max.NaN, sm_80+: NaN propagates as in torch).
 struct StreamMax {
@@ -179,20 +189,28 @@ __device__ __forceinline__ void stream_window(const StreamRow<kCols, kVec>& r, f
 // Block (kBlockW, kBlockH) = kBlockW / 32 warps side by side along W (neighbouring strips) times
 // kBlockH along H (consecutive groups of kRows output rows); the 1-D grid enumerates
 // planes x groups_h x groups_w, W fastest, so the warps sharing a halo run together.
-template <typename Window, int kBlockW, int kBlockH, int kCols, int kRows, int kAhead, int kVec, int kStage,
-          bool kRolled, typename Body>
+template <typename Window, int kBlockW, int kBlockH, int kCols, int kRows, int kAhead, int kVec, Stores kStage,
+          Walk kRolled, typename Body>
 __device__ __forceinline__ void pool2d_stream(const typename Body::Params& p, int H, int W, int OH, int OW,
                                               int groups_h, int groups_w) {
   static_assert(kBlockW % 32 == 0, "whole warps along W");
-  static_assert(Window::kStrideW == 1, "lanes share columns: stride 1 along W");
-  static_assert(kStage == 0 || kVec > 1, "staged stores are for vectors");
+  static_assert(kBlockW * kBlockH <= 1024, "threads per block");
+  static_assert(Window::kStrideW == 1, "lanes take the window's columns from their neighbours: stride 1 along W only");
+  static_assert((Window::kW - 1) * Window::kDilationW <= 32,
+                "the window's columns beyond a strip, left and right together, are one halo column per lane");
+  static_assert(Window::kPadW <= (Window::kW - 1) * Window::kDilationW,
+                "padding within the window (torch: pw <= kw / 2)");
+  static_assert(kAhead <= kRows, "loads ahead of the walk's end are wasted");
+  static_assert(kStage == Stores::Direct || kVec > 1, "staged stores are for vectors");
+  static_assert(kStage == Stores::Direct || kBlockW * kBlockH * kCols * kVec * 4 <= 232448,
+                "staged stores: a strip's row of outputs per warp");
   using Op = typename StreamOp<Window::kAverage>::type;
   using S = StreamSteps<Window>;
   using C = StreamCols<Window, kVec>;
   static_assert(C::kLeft >= 0 && C::kRight >= 0 && C::kHaloL + C::kHaloR <= 32, "halos of one vector per lane");
   // Rolled: one step per iteration, the ring and the queue rotating by register moves (fewer
   // registers); otherwise enough steps that the rotations are renaming.
-  constexpr int kUnroll = kRolled ? 1 : S::unroll(kAhead, kRows);
+  constexpr int kUnroll = kRolled == Walk::Rolled ? 1 : S::unroll(kAhead, kRows);
   constexpr int kStrip = 32 * kCols * kVec;  // columns of a warp's strip
 
   const int lane = threadIdx.x & 31;
@@ -277,7 +295,7 @@ __device__ __forceinline__ void pool2d_stream(const typename Body::Params& p, in
                                     W);
         result[m][e] = v;
       }
-    if constexpr (kStage) {
+    if constexpr (kStage == Stores::Staged) {
       // Through the warp's slice of shared memory: written as the lanes' vectors, read back as 32
       // consecutive floats per store instruction.
       float* stage = pool_tile + (threadIdx.y * (kBlockW / 32) + threadIdx.x / 32) * kStrip;

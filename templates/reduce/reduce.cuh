@@ -3,30 +3,9 @@
 // and epilogue (what is stored, generated). Two layouts: rows (inner == 1) and columns (inner > 1).
 #pragma once
 
+#include "../common.cuh"
+
 namespace kevo {
-
-// Cache hints for the loads of full-size inputs.
-enum CacheHint { kCacheDefault = 0, kCacheReadOnly = 1, kCacheStreaming = 2 };
-
-// kVec consecutive floats with a cache hint: default (ld.global), read-only (__ldg) or
-// streaming (__ldcs, evict first: the data is read once). Alignment as for load_vec.
-template <int kVec, int kCache>
-__device__ __forceinline__ void reduce_load(float (&r)[kVec], const float* __restrict__ p) {
-  if constexpr (kCache == kCacheDefault) {
-    load_vec<kVec>(r, p);
-  } else if constexpr (kVec == 4) {
-    const float4* q = reinterpret_cast<const float4*>(p);
-    const float4 t = kCache == kCacheReadOnly ? __ldg(q) : __ldcs(q);
-    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
-  } else if constexpr (kVec == 2) {
-    const float2* q = reinterpret_cast<const float2*>(p);
-    const float2 t = kCache == kCacheReadOnly ? __ldg(q) : __ldcs(q);
-    r[0] = t.x, r[1] = t.y;
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) r[k] = kCache == kCacheReadOnly ? __ldg(p + k) : __ldcs(p + k);
-  }
-}
 
 // Reduction operators. State: what a thread accumulates; add(s, x, r): one element x at index r
 // of the reduced axis (a thread sees its elements in increasing r); combine: two states (any
@@ -130,23 +109,23 @@ __device__ __forceinline__ typename Op::State group_combine(typename Op::State s
   }
 }
 
-enum GridShape { kOnePass = 0, kGridStride = 1 };
-
 // The problem P (generated) supplies:
 //   P::Op                                   the reduction operator;
 //   P::load<kVec, kCache>(p, i, v)          the prologue: the values reduced at flat indices
 //                                           [i, i + kVec) of the reduced input (never crossing
-//                                           the end of a row of the contiguous axis);
+//                                           the end of a row of the contiguous axis), loaded
+//                                           with load_hinted<kVec, kCache>;
 //   P::store(p, o, s)                       the epilogue: finishes state s and stores output o.
 
 // Rows layout (inner == 1): each row of R contiguous elements is reduced by a group of kThreads
 // threads (a warp part, a warp or the whole block); a block holds kRows groups. Group g of block b
 // takes row b * kRows + g (one pass) and then every gridDim.x * kRows-th row (grid-stride).
 // Each thread loads kItems vectors of kVec elements per step, kThreads * kVec apart.
-template <int kThreads, int kRows, int kVec, int kItems, int kCache, int kShape, typename P>
+template <int kThreads, int kRows, int kVec, int kItems, LoadHint kCache, GridShape kShape, typename P>
 __device__ __forceinline__ void reduce_rows(const typename P::Params& p, long long rows, int R) {
   static_assert(kThreads <= 32 || kRows == 1, "a row reduced by more than a warp takes the whole block");
   static_assert((kThreads * kRows) % 32 == 0, "whole warps: the shuffles name every lane");
+  static_assert(kThreads * kRows <= 1024, "threads per block");
   using Op = typename P::Op;
   using State = typename Op::State;
   __shared__ State scratch[32];
@@ -178,7 +157,7 @@ __device__ __forceinline__ void reduce_rows(const typename P::Params& p, long lo
     }
     s = group_combine<Op, kThreads>(s, scratch);
     if (lane == 0 && row < rows) P::store(p, row, s);
-    if (kShape == kOnePass) break;
+    if (kShape == GridShape::OnePass) break;
   }
 }
 
@@ -187,11 +166,14 @@ __device__ __forceinline__ void reduce_rows(const typename P::Params& p, long lo
 // columns (c * kTx + tx) * kVec .. + kVec of the tile (a warp reads adjacent addresses) at rows
 // r = ty, ty + kSplit, ...: the kSplit threads of a column split R, kItems rows in flight each,
 // and their states are combined in shared memory in the order of ty.
-template <int kTx, int kSplit, int kCols, int kVec, int kItems, int kCache, typename P>
+template <int kTx, int kSplit, int kCols, int kVec, int kItems, LoadHint kCache, typename P>
 __device__ __forceinline__ void reduce_columns(const typename P::Params& p, int R, long long inner) {
   using Op = typename P::Op;
   using State = typename Op::State;
   constexpr int kTile = kTx * kCols * kVec;
+  static_assert(kTx * kSplit <= 1024, "threads per block");
+  static_assert((kTx * kSplit) % 32 == 0, "blocks of whole warps");
+  static_assert(kSplit == 1 || kSplit * kTile * sizeof(State) <= 49152, "static shared memory of the split combine");
   const long long tiles = (inner + kTile - 1) / kTile;
   const long long o = blockIdx.x / tiles;
   const long long c0 = (blockIdx.x - o * tiles) * kTile;

@@ -4,41 +4,24 @@
 // No atomics: the same inputs give the same bits on every run (on a GPU of the same SM count).
 #pragma once
 
-namespace kevo {
+#include "../common.cuh"
 
-// kVec consecutive floats with a cache hint: 0 default, 1 read-only (__ldg), 2 streaming
-// (__ldcs, evict first: the data is read once). Alignment as for load_vec.
-template <int kVec, int kCache>
-__device__ __forceinline__ void scalar_load(float (&r)[kVec], const float* __restrict__ p) {
-  if constexpr (kCache == 0) {
-    load_vec<kVec>(r, p);
-  } else if constexpr (kVec == 4) {
-    const float4* q = reinterpret_cast<const float4*>(p);
-    const float4 t = kCache == 1 ? __ldg(q) : __ldcs(q);
-    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
-  } else if constexpr (kVec == 2) {
-    const float2* q = reinterpret_cast<const float2*>(p);
-    const float2 t = kCache == 1 ? __ldg(q) : __ldcs(q);
-    r[0] = t.x, r[1] = t.y;
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) r[k] = kCache == 1 ? __ldg(p + k) : __ldcs(p + k);
-  }
-}
+namespace kevo {
 
 // The problem P (generated) supplies:
 //   P::Op                                  Sum, Prod, Max or Min (common.cuh);
 //   P::load<kVec, kCache>(p, i, v)         the prologue: values [i, i + kVec) of the flat
-//                                          domain of n elements;
+//                                          domain of n elements (load_hinted<kVec, kCache>);
 //   P::store(out, r, count)                the finish and the epilogue of the reduced value r
 //                                          (count: the number of elements, for means).
 
 // Stage 1: block b reduces tiles b, b + gridDim.x, ... of kBlock * kVec * kItems elements (each
 // thread kItems vectors of kVec, kBlock * kVec apart, in flight, into kItems accumulators) and
 // writes partial[b]. The order of every operation depends only on n and the grid.
-template <int kBlock, int kVec, int kItems, int kCache, typename P>
+template <int kBlock, int kVec, int kItems, LoadHint kCache, typename P>
 __device__ __forceinline__ void reduce_scalar_partials(const typename P::Params& p, long long n,
                                                        float* __restrict__ partial) {
+  static_assert(kBlock % 32 == 0 && kBlock <= 1024, "threads per block: whole warps, at most 1024");
   using Op = typename P::Op;
   __shared__ float scratch[32];
   constexpr long long kTile = (long long)kBlock * kVec * kItems;
@@ -73,6 +56,7 @@ __device__ __forceinline__ void reduce_scalar_partials(const typename P::Params&
 template <int kBlock, typename P>
 __device__ __forceinline__ void reduce_scalar_finish(const float* __restrict__ partial, int parts,
                                                      float* __restrict__ out, long long count) {
+  static_assert(kBlock % 32 == 0 && kBlock <= 1024, "threads per block: whole warps, at most 1024");
   using Op = typename P::Op;
   __shared__ float scratch[32];
   float s = Op::identity();

@@ -5,9 +5,12 @@
 // and a thread per column for scans along a dim that is not the innermost.
 #pragma once
 
+#include "../common.cuh"
+
 namespace kevo {
 
-enum ScanLayout { kBlockPerRow = 0, kWarpPerRow = 1, kLookBack = 2, kThreadPerColumn = 3 };
+// The layouts (the manifest's kLayout), one function each below.
+enum class ScanLayout { BlockPerRow = 0, WarpPerRow = 1, LookBack = 2, ThreadPerColumn = 3 };
 
 // Inclusive scan over the 32 lanes of a warp, in lane order.
 template <typename Op>
@@ -105,10 +108,12 @@ __device__ __forceinline__ void scan_chunk(float (&v)[kN], float prefix) {
   }
 }
 
-// Layout kBlockPerRow: block b scans row b in tiles of kThreads * kItems * kVec elements,
+// Layout BlockPerRow: block b scans row b in tiles of kThreads * kItems * kVec elements,
 // carrying the total of the tiles before. The grid has exactly one block per row.
 template <typename Op, int kThreads, int kItems, int kVec, bool kReverse, bool kExclusive, typename Body>
 __device__ __forceinline__ void scan_rows_block(const typename Body::Params& p, long long len) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads per block: whole warps, at most 1024");
+  static_assert(kItems * kVec <= 32, "elements held in registers per thread");
   constexpr int kChunk = kItems * kVec;
   constexpr long long kTile = (long long)kThreads * kChunk;
   __shared__ float warp_totals[2][kThreads / 32];
@@ -128,10 +133,12 @@ __device__ __forceinline__ void scan_rows_block(const typename Body::Params& p, 
   }
 }
 
-// Layout kWarpPerRow: each warp of a block scans its own row, in tiles of 32 * kItems * kVec
+// Layout WarpPerRow: each warp of a block scans its own row, in tiles of 32 * kItems * kVec
 // elements; no block-wide synchronisation, so warps past the last row just leave.
 template <typename Op, int kThreads, int kItems, int kVec, bool kReverse, bool kExclusive, typename Body>
 __device__ __forceinline__ void scan_rows_warp(const typename Body::Params& p, long long rows, long long len) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads per block: whole warps, at most 1024");
+  static_assert(kItems * kVec <= 32, "elements held in registers per thread");
   constexpr int kChunk = kItems * kVec;
   constexpr long long kTile = 32LL * kChunk;
   const int lane = threadIdx.x & 31;
@@ -196,12 +203,14 @@ __device__ __forceinline__ float look_back(const unsigned long long* tiles, long
   }
 }
 
-// Layout kLookBack: one tile of kThreads * kItems * kVec elements per block, tiles_per_row tiles
+// Layout LookBack: one tile of kThreads * kItems * kVec elements per block, tiles_per_row tiles
 // per row, in a single pass. Blocks take tickets in launch order, so a tile waits only on tiles
 // whose blocks are already running: no deadlock whatever order the hardware starts blocks in.
 template <typename Op, int kThreads, int kItems, int kVec, bool kReverse, bool kExclusive, typename Body>
 __device__ __forceinline__ void scan_rows_lookback(const typename Body::Params& p, long long len,
                                                    long long tiles_per_row, unsigned long long* state) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads per block: whole warps, at most 1024");
+  static_assert(kItems * kVec <= 32, "elements held in registers per thread");
   constexpr int kChunk = kItems * kVec;
   constexpr long long kTile = (long long)kThreads * kChunk;
   __shared__ float warp_totals[kThreads / 32];
@@ -234,12 +243,14 @@ __device__ __forceinline__ void scan_rows_lookback(const typename Body::Params& 
   store_chunk<kItems, kVec, kReverse, Body>(p, row_base, len, start, v);
 }
 
-// Layout kThreadPerColumn: a scan along a dim with `inner` elements after it; each thread scans
+// Layout ThreadPerColumn: a scan along a dim with `inner` elements after it; each thread scans
 // kVec adjacent columns sequentially (consecutive threads take consecutive columns, so every
 // step of a warp is coalesced), kItems steps loaded ahead at a time.
 template <typename Op, int kThreads, int kItems, int kVec, bool kReverse, bool kExclusive, typename Body>
 __device__ __forceinline__ void scan_columns(const typename Body::Params& p, long long outer, long long len,
                                              long long inner) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "threads per block: whole warps, at most 1024");
+  static_assert(kItems * kVec <= 32, "elements held in registers per thread");
   const long long vectors = inner / kVec;
   const long long c = (long long)blockIdx.x * kThreads + threadIdx.x;
   if (c >= outer * vectors) return;

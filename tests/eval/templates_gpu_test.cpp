@@ -43,6 +43,19 @@ const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corner
   return all;
 }
 
+// Whether a failed measurement is the one designed failure of cuBLASLt's algorithm knob: a launch
+// error saying that the genome's own kAlgo (an index, not -1's autotuning) is past the list the
+// heuristic returned for some workload's shape.
+bool asked_past_the_list(const Measurement& m, int64_t algo) {
+  if (m.status != EvalStatus::LaunchError || algo < 0) return false;
+  const size_t at = m.error.find("cublaslt.matmul: algo ");
+  long long asked = -1, listed = -1;
+  if (at == std::string::npos ||
+      std::sscanf(m.error.c_str() + at, "cublaslt.matmul: algo %lld but the heuristic returned %lld", &asked, &listed) != 2)
+    return false;
+  return asked == algo && listed >= 0 && asked >= listed;
+}
+
 mutate::Genome genome_of(const mutate::DesignSpace& s, const std::map<std::string, int64_t>& values) {
   mutate::Genome g{s.id(), {}};
   for (const mutate::Knob& k : s.knobs()) {
@@ -82,6 +95,7 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   std::vector<Task> tasks(files.size());
   std::vector<EvalJob> jobs;
   std::vector<std::string> labels;
+  std::vector<int64_t> algos;  // each job's kAlgo (cuBLASLt's list index), or -2 without one
   for (size_t t = 0; t < files.size(); ++t) {
     tasks[t] = load_task(kRoot + files[t]);
     if (only && ("," + std::string(only) + ",").find("," + tasks[t].name + ",") == std::string::npos) continue;
@@ -111,28 +125,36 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
         j.build = build(req);
         jobs.push_back(std::move(j));
         labels.push_back(tasks[t].name + " " + g.to_string());
+        const int algo = s->manifest().knob("kAlgo");
+        algos.push_back(algo < 0 ? -2 : g.values[static_cast<size_t>(algo)]);
       }
     }
   }
   std::vector<Measurement> ms = ev.evaluate(jobs);
   ASSERT_EQ(ms.size(), jobs.size());
-  int failed = 0, short_list = 0;
+  ASSERT_FALSE(ms.empty()) << "no instance measured (KEVO_TEMPLATE_GPU_TASKS matches no task?)";
+  int failed = 0, short_list = 0, ok = 0;
   for (size_t i = 0; i < ms.size(); ++i) {
     std::printf("%-60s %-16s speedup %6.2f", labels[i].c_str(), to_string(ms[i].status), ms[i].speedup);
     for (const auto& w : ms[i].workloads)
       std::printf("  w%d %.4f ms (eager %.4f, floor %.4f)", w.workload, w.candidate.median_ms, w.eager.median_ms, w.floor_ms);
     std::printf("\n");
-    if (ms[i].status == EvalStatus::LaunchError && ms[i].error.find("cublaslt.matmul: algo ") != std::string::npos) {
+    if (ms[i].ok()) {
+      ++ok;
+    } else if (asked_past_the_list(ms[i], algos[i])) {
       // A kAlgo past the heuristic's list for some workload's shape: the candidate fails, as designed.
       ++short_list;
       std::printf("  (not counted: %s)\n", ms[i].error.c_str());
-    } else if (!ms[i].ok()) {
+    } else {
       ++failed;
       ADD_FAILURE() << labels[i] << ": " << to_string(ms[i].status) << ": " << ms[i].error;
     }
   }
-  std::printf("%zu instances, %d failed, %d asked cuBLASLt for an algorithm past its heuristic list\n", ms.size(),
-              failed, short_list);
+  std::printf("%zu instances, %d ok, %d failed, %d asked cuBLASLt for an algorithm past its heuristic list\n",
+              ms.size(), ok, failed, short_list);
+  // The excuse covers a few library genomes, not the run: at most 5% of the instances, and most are ok.
+  EXPECT_LE(short_list * 20, static_cast<int>(ms.size())) << "too many instances excused";
+  EXPECT_GE(ok * 10, static_cast<int>(ms.size()) * 9) << "most instances must pass";
 }
 
 }  // namespace
