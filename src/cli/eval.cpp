@@ -35,8 +35,9 @@ void print(const eval::Measurement& m) {
       std::cout << "; torch.compile " << fmt("%.4f", w.compile_ms) << " ms: "
                 << fmt("%.2f", w.compile_ms / w.candidate.median_ms) << "x";
     if (w.floor_ms > 0)
-      std::cout << "; DRAM floor " << fmt("%.4f", w.floor_ms) << " ms (" << fmt("%.0f", 100 * w.floor_ms / w.candidate.median_ms)
-                << "% of it)";
+      std::cout << "; speed of light " << fmt("%.4f", w.floor_ms) << " ms ("
+                << fmt("%.0f", 100 * w.floor_ms / w.candidate.median_ms) << "% of it; "
+                << (w.compute_floor_ms > w.dram_floor_ms ? "compute" : "DRAM") << " floor)";
     std::cout << "\n";
   }
   if (m.ok()) {

@@ -33,6 +33,7 @@ bool resolve_all(CudaApi& a) {
          resolve(a.cuCtxSetCurrent, "cuCtxSetCurrent") && resolve(a.cuCtxSynchronize, "cuCtxSynchronize") &&
          resolve(a.cuModuleLoadData, "cuModuleLoadData") && resolve(a.cuModuleUnload, "cuModuleUnload") &&
          resolve(a.cuModuleGetFunction, "cuModuleGetFunction") &&
+         resolve(a.cuModuleGetGlobal, "cuModuleGetGlobal_v2") &&
          resolve(a.cuFuncSetAttribute, "cuFuncSetAttribute") && resolve(a.cuLaunchKernel, "cuLaunchKernel") &&
          resolve(a.cuGetErrorName, "cuGetErrorName") && resolve(a.cuGetErrorString, "cuGetErrorString") &&
          resolve(a.cuMemAlloc, "cuMemAlloc_v2") && resolve(a.cuMemFree, "cuMemFree_v2") &&
@@ -46,6 +47,7 @@ bool resolve_all(CudaApi& a) {
          resolve(a.cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2") &&
          resolve(a.cuIpcCloseMemHandle, "cuIpcCloseMemHandle") &&
          resolve(a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") && resolve(a.cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
+         resolve(a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") &&
          resolve(a.cuMemsetD32Async, "cuMemsetD32Async") && resolve(a.cuMemsetD16Async, "cuMemsetD16Async") && resolve(a.cuMemGetInfo, "cuMemGetInfo_v2") &&
          resolve(a.cuCtxGetDevice, "cuCtxGetDevice") && resolve(a.cuCtxGetCurrent, "cuCtxGetCurrent") &&
          resolve(a.cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId") && resolve(a.cuDeviceGetName, "cuDeviceGetName") && resolve(a.cuDeviceGetUuid, "cuDeviceGetUuid_v2") &&

@@ -17,8 +17,9 @@ struct TimingConfig {
   double target_half_width = 0.01;  // stop once the median's 95% interval is within ±1% of it
   double max_seconds = 20;          // of repetitions, flushes included
   size_t flush_bytes = 0;           // 0: twice the device's L2
-  // Queued before each repetition's flush, outside the timed span (the runner poisons the
-  // outputs here, so that the last repetition's outputs can be checked afterwards).
+  // Queued before each repetition's flush, outside the timed span and out of the records (the
+  // runner poisons the outputs and scratch here and the worker writes module memory back, so
+  // that the last repetition's outputs can be checked afterwards and nothing carries over).
   std::function<void(CUstream)> before_each;
 };
 

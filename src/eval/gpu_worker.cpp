@@ -1,5 +1,7 @@
 // The GPU worker: module cache, the engine's arena mapped once per handle, plan launches and
-// CUPTI timing, every failure answered with a status instead of a crash.
+// CUPTI timing, every failure answered with a status instead of a crash. Module memory is written
+// back to its load-time image before every launch; timed runs alternate between the engine's
+// buffer sets, each poisoned before it runs.
 #include "eval/gpu_worker.h"
 
 #include <nlohmann/json.hpp>
@@ -19,6 +21,7 @@
 #include "eval/gpu_timer.h"
 #include "eval/kernel_launch.h"
 #include "eval/library_steps.h"
+#include "eval/module_memory.h"
 #include "eval/worker_pool.h"
 
 namespace kevo::eval {
@@ -29,6 +32,11 @@ using Json = nlohmann::json;
 
 struct BadRequest : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
+};
+
+// A module whose writable memory cannot be found to be reset: answered "stateful".
+struct ModuleMemoryError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 class GpuWorker {
@@ -45,36 +53,20 @@ class GpuWorker {
       std::string op = j.at("op").get<std::string>();
       if (op != "run" && op != "time") throw BadRequest("unknown op '" + op + "'");
       if (j.value("reload", false)) modules_.erase(j.at("module").at("key").get<std::string>());
-      const LoadedModule& module = load(j.at("module"));
+      const Module& module = load(j.at("module"));
       CUdeviceptr base = map_arena(j.at("arena"));
       ResolvedPlan plan = resolved_plan_from_json(j.at("plan"));
-      std::vector<CUdeviceptr> buffers = place(plan, j.at("offsets"));
-      auto enqueue = [&](CUstream s) { launch_plan(module, plan, buffers, s, &libraries_); };
+      const std::vector<std::vector<CUdeviceptr>> sets = placements(plan, j);
       answer["status"] = "ok";
       if (op == "run") {
-        enqueue(stream_);
+        module.memory.reset(stream_);
+        launch_plan(module.code, plan, sets.front(), stream_, &libraries_);
         check_cuda(api_.cuStreamSynchronize(stream_), "the candidate's run");
       } else {
-        // An autotuned matmul times its candidate algorithms at its first launch; a trial run has
-        // normally done that already, and this makes sure none of those runs falls in a timed span.
-        for (const ResolvedStep& s : plan.steps)
-          if (const auto* m = std::get_if<ResolvedMatmul>(&s); m && m->call.algo == kAutotunedAlgo)
-            libraries_.autotune(*m, plan, buffers, stream_);
-        TimingConfig cfg = timing_config(j.at("timing"));
-        std::vector<Poison> poison = poison_list(j.at("poison"), base);
-        cfg.before_each = [&](CUstream s) {
-          for (const Poison& p : poison) fill_pattern(p.at, p.bytes, p.word, p.width, s);
-        };
-        Timing t = time_on_gpu(enqueue, stream_, cfg);
-        answer["timing"] = {{"median_ms", t.median_ms},       {"p20_ms", t.p20_ms},
-                            {"p80_ms", t.p80_ms},             {"half_width_ms", t.half_width_ms},
-                            {"n", t.n},                       {"converged", t.converged},
-                            {"event_median_ms", t.event_median_ms}, {"gated", t.gated},
-                            {"kernels_min", t.kernels_min},   {"kernels_max", t.kernels_max}, {"copies_max", t.copies_max},
-                            {"foreign_stream_kernels", t.foreign_stream_kernels},
-                            {"sm_clock_mhz", t.sm_clock_mhz}, {"temperature_c", t.temperature_c},
-                            {"gpu_ms_total", sum(t.cupti_ms)}};
+        answer["timing"] = timing_json(time_plan(module, plan, sets, base, j));
       }
+    } catch (const ModuleMemoryError& e) {
+      answer = {{"status", "stateful"}, {"error", e.what()}};
     } catch (const CudaError& e) {
       bool sticky = is_sticky_error(e.code());
       answer = {{"status", sticky ? "cuda_error" : "launch_error"}, {"sticky", sticky}, {"error", e.what()}};
@@ -114,7 +106,23 @@ class GpuWorker {
     return s;
   }
 
-  const LoadedModule& load(const Json& m) {
+  // A loaded CUBIN and its writable module memory.
+  struct Module {
+    explicit Module(const BuildResult& built, const std::vector<WritableSection>& writable)
+        : code(built), memory(make_memory(code, writable)) {}
+    LoadedModule code;
+    ModuleMemory memory;
+  };
+
+  static ModuleMemory make_memory(const LoadedModule& code, const std::vector<WritableSection>& writable) {
+    try {
+      return ModuleMemory(code.handle(), writable);
+    } catch (const std::runtime_error& e) {
+      throw ModuleMemoryError("writable module memory kevo cannot reset before every launch: " + std::string(e.what()));
+    }
+  }
+
+  const Module& load(const Json& m) {
     std::string key = m.at("key").get<std::string>();
     auto it = modules_.find(key);
     if (it != modules_.end()) return *it->second;
@@ -123,7 +131,7 @@ class GpuWorker {
     built.status = BuildStatus::Ok;
     built.cubin = base64_decode(m.at("cubin_base64").get<std::string>());
     built.lowered_names = m.at("lowered").get<std::map<std::string, std::string>>();
-    auto module = std::make_unique<LoadedModule>(built);
+    auto module = std::make_unique<Module>(built, writable_from_json(m.value("writable", Json::array())));
     return *(modules_[key] = std::move(module));
   }
 
@@ -155,6 +163,55 @@ class GpuWorker {
     return out;
   }
 
+  // The buffer sets of a request: "sets" (timed runs alternate between them), else "offsets".
+  std::vector<std::vector<CUdeviceptr>> placements(const ResolvedPlan& plan, const Json& j) {
+    std::vector<std::vector<CUdeviceptr>> out;
+    if (!j.contains("sets")) return {place(plan, j.at("offsets"))};
+    for (const Json& offsets : j.at("sets")) out.push_back(place(plan, offsets));
+    if (out.empty()) throw BadRequest("no buffer set");
+    return out;
+  }
+
+  // Timed runs. Each repetition uses the next buffer set and starts from its poisoned outputs and
+  // scratch and from module memory as loaded, so that nothing an earlier launch left behind can
+  // help it; "keep_state" (the engine's probe of whether a candidate gains from such state) runs
+  // the first set again and again with nothing reset.
+  Timing time_plan(const Module& module, const ResolvedPlan& plan, const std::vector<std::vector<CUdeviceptr>>& sets,
+                   CUdeviceptr base, const Json& j) {
+    // An autotuned matmul times its candidate algorithms at its first launch; a trial run has
+    // normally done that already, and this makes sure none of those runs falls in a timed span.
+    for (const ResolvedStep& s : plan.steps)
+      if (const auto* m = std::get_if<ResolvedMatmul>(&s); m && m->call.algo == kAutotunedAlgo)
+        libraries_.autotune(*m, plan, sets.front(), stream_);
+    TimingConfig cfg = timing_config(j.at("timing"));
+    const bool keep_state = j.value("keep_state", false);
+    std::vector<std::vector<Poison>> poison;
+    for (const Json& list : j.at("poison")) poison.push_back(poison_list(list, base));
+    if (!keep_state && poison.size() != sets.size()) throw BadRequest("one poison list per buffer set");
+    size_t runs = 0;  // launches so far: run k uses set k mod sets
+    if (!keep_state)
+      cfg.before_each = [&](CUstream s) {
+        for (const Poison& p : poison[runs % sets.size()]) fill_pattern(p.at, p.bytes, p.word, p.width, s);
+        module.memory.reset(s);
+      };
+    auto enqueue = [&](CUstream s) {
+      const size_t set = keep_state ? 0 : runs++ % sets.size();
+      launch_plan(module.code, plan, sets[set], s, &libraries_);
+    };
+    return time_on_gpu(enqueue, stream_, cfg);
+  }
+
+  static Json timing_json(const Timing& t) {
+    return {{"median_ms", t.median_ms},       {"p20_ms", t.p20_ms},
+            {"p80_ms", t.p80_ms},             {"half_width_ms", t.half_width_ms},
+            {"n", t.n},                       {"converged", t.converged},
+            {"event_median_ms", t.event_median_ms}, {"gated", t.gated},
+            {"kernels_min", t.kernels_min},   {"kernels_max", t.kernels_max}, {"copies_max", t.copies_max},
+            {"foreign_stream_kernels", t.foreign_stream_kernels},
+            {"sm_clock_mhz", t.sm_clock_mhz}, {"temperature_c", t.temperature_c},
+            {"gpu_ms_total", sum(t.cupti_ms)}};
+  }
+
   std::vector<Poison> poison_list(const Json& list, CUdeviceptr base) {
     std::vector<Poison> out;
     for (const Json& p : list) {
@@ -182,7 +239,7 @@ class GpuWorker {
 
   const CudaApi& api_;
   CUstream stream_ = nullptr;
-  std::map<std::string, std::unique_ptr<LoadedModule>> modules_;
+  std::map<std::string, std::unique_ptr<Module>> modules_;
   LibrarySteps libraries_;
   size_t reported_tunings_ = 0;
   std::string arena_handle_;

@@ -26,6 +26,7 @@ class LoadedModule {
   LoadedModule& operator=(const LoadedModule&) = delete;
 
   CUfunction function(const std::string& name_expression) const;
+  CUmodule handle() const { return module_; }
 
  private:
   CUmodule module_ = nullptr;

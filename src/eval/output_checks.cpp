@@ -3,22 +3,25 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <sstream>
 
 #include "eval/torch_graph.h"
 
 namespace kevo::eval {
 
-Layout layout_of(const ResolvedPlan& plan) {
+Layout layout_of(const ResolvedPlan& plan, int sets) {
   Layout l;
   uint64_t off = kGuardBytes;
   l.guards.push_back({0, off});
-  for (const ResolvedBuffer& b : plan.buffers) {
-    l.offsets.push_back(off);
-    uint64_t end = off + static_cast<uint64_t>(b.bytes);
-    off = align_up(end, 256) + kGuardBytes;
-    l.guards.push_back({end, off});
+  for (int s = 0; s < sets; ++s) {
+    std::vector<uint64_t> offsets;
+    for (const ResolvedBuffer& b : plan.buffers) {
+      offsets.push_back(off);
+      uint64_t end = off + static_cast<uint64_t>(b.bytes);
+      off = align_up(end, 256) + kGuardBytes;
+      l.guards.push_back({end, off});
+    }
+    l.sets.push_back(std::move(offsets));
   }
   l.bytes = off;
   return l;
@@ -61,62 +64,41 @@ torch::Tensor bytes_of(CUdeviceptr p, uint64_t n, int device) {
                           torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA, device));
 }
 
-OutputCheck check_output(CUdeviceptr p, const ResolvedBuffer& b, const torch::Tensor& ref, const Tolerance& tol,
+namespace {
+
+// Whether poison is left anywhere in the buffer: elements the kernel never wrote.
+bool poison_left(CUdeviceptr p, const ResolvedBuffer& b, int device) {
+  const Poison poison = poison_of(b.dtype);
+  const torch::ScalarType word = poison.width == 4 ? torch::kInt32 : poison.width == 2 ? torch::kInt16 : torch::kUInt8;
+  const torch::Tensor bits = torch::from_blob(reinterpret_cast<void*>(p), {b.bytes / poison.width},
+                                              torch::TensorOptions().dtype(word).device(torch::kCUDA, device));
+  const int64_t pattern = poison.width == 4   ? static_cast<int32_t>(poison.word)
+                          : poison.width == 2 ? static_cast<int16_t>(poison.word)
+                                              : static_cast<int64_t>(poison.word);
+  return (bits == pattern).any().item<bool>();
+}
+
+}  // namespace
+
+OutputCheck check_output(CUdeviceptr p, const ResolvedBuffer& b, const torch::Tensor& ref, const Criterion& criterion,
                          int device) {
   OutputCheck c;
-  torch::Tensor out = view_of(p, b, device).reshape(-1), r = ref.reshape(-1);
-  const int64_t n = r.numel(), chunk = int64_t{1} << 27;
-  const bool is_float = r.is_floating_point();
-  const auto compute = r.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
-  const double big = std::numeric_limits<double>::max();
-  int64_t bad_total = 0, non_finite = 0, worst_at = -1;
-  double worst_score = -1;
-  for (int64_t s = 0; s < n; s += chunk) {
-    int64_t e = std::min(n, s + chunk);
-    torch::Tensor oc = out.slice(0, s, e), rc = r.slice(0, s, e), bad, score;
-    if (is_float) {
-      torch::Tensor of = oc.to(compute), rf = rc.to(compute);
-      torch::Tensor diff = (of - rf).abs(), allowed = rf.abs() * tol.rtol + tol.atol;
-      bad = ~((diff <= allowed) | (of == rf));
-      torch::Tensor ratio = diff / allowed;
-      torch::Tensor finite = torch::isfinite(ratio);
-      if (finite.any().item<bool>()) {
-        c.max_ratio = std::max(c.max_ratio, ratio.masked_select(finite).max().item<double>());
-        c.max_abs = std::max(c.max_abs, diff.masked_select(torch::isfinite(diff)).max().item<double>());
-      }
-      non_finite += (bad & ~torch::isfinite(of) & torch::isfinite(rf)).sum().item<int64_t>();
-      score = torch::nan_to_num(ratio.to(torch::kFloat64), big, big, big);
-    } else {
-      bad = oc != rc;
-      score = (oc.to(torch::kFloat64) - rc.to(torch::kFloat64)).abs();
-      if (bad.any().item<bool>()) c.max_abs = std::max(c.max_abs, score.max().item<double>());
-    }
-    int64_t nb = bad.sum().item<int64_t>();
-    if (!nb) continue;
-    bad_total += nb;
-    torch::Tensor masked = torch::where(bad, score, torch::full_like(score, -1.0));
-    int64_t k = masked.argmax().item<int64_t>();
-    double v = masked[k].item<double>();
-    if (v > worst_score) worst_score = v, worst_at = s + k;
-  }
-  if (!bad_total) return c;
+  const torch::Tensor out = view_of(p, b, device).reshape(-1), r = ref.reshape(-1);
+  const ValueCheck v = check_values(out, r, criterion);
+  c.max_abs = v.max_abs;
+  c.max_ratio = v.max_ratio;
+  if (v.bad == 0) return c;
   c.worst.output = b.name;
-  c.worst.count = bad_total;
-  c.worst.index = unravel(worst_at, b.shape);
-  c.worst.got = out[worst_at].item<double>();
-  c.worst.expected = r[worst_at].item<double>();
-  c.worst.allowed = is_float ? tol.atol + tol.rtol * std::fabs(c.worst.expected) : 0.0;
-  // Poison bits still there: the kernel never wrote those elements.
-  Poison poison = poison_of(b.dtype);
-  torch::ScalarType word = poison.width == 4 ? torch::kInt32 : poison.width == 2 ? torch::kInt16 : torch::kUInt8;
-  torch::Tensor bits = torch::from_blob(reinterpret_cast<void*>(p), {b.bytes / poison.width},
-                                        torch::TensorOptions().dtype(word).device(torch::kCUDA, device));
-  int64_t pattern = poison.width == 4   ? static_cast<int32_t>(poison.word)
-                    : poison.width == 2 ? static_cast<int16_t>(poison.word)
-                                        : static_cast<int64_t>(poison.word);
-  if ((bits == pattern).any().item<bool>())
+  c.worst.count = v.bad;
+  c.worst.index = unravel(v.worst_at, b.shape);
+  c.worst.got = out[v.worst_at].item<double>();
+  c.worst.expected = r[v.worst_at].item<double>();
+  c.worst.allowed = r.is_floating_point() ? criterion.allowed(c.worst.expected, v.atol) : 0.0;
+  if (poison_left(p, b, device))
     c.status = EvalStatus::Unwritten;
-  else if (non_finite > 0)
+  else if (criterion.scaled && passes(out, r, {criterion.tolerance, false}))
+    c.status = EvalStatus::InputIndependent;
+  else if (v.non_finite > 0)
     c.status = EvalStatus::NotFinite;
   else
     c.status = EvalStatus::WrongResult;

@@ -13,6 +13,7 @@
 
 #include "core/candidate.h"
 #include "core/task.h"
+#include "eval/criterion.h"
 #include "eval/measurement.h"
 
 namespace kevo::eval {
@@ -23,13 +24,15 @@ constexpr uint8_t kCanary = 0xA5;
 inline uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 struct Layout {
-  std::vector<uint64_t> offsets;  // per plan buffer
+  std::vector<std::vector<uint64_t>> sets;  // per buffer set, per plan buffer: its offset
   uint64_t bytes = 0;
   std::vector<std::pair<uint64_t, uint64_t>> guards;  // [begin, end) of every canary region
+  const std::vector<uint64_t>& offsets(int set = 0) const { return sets[static_cast<size_t>(set)]; }
 };
 
-// The plan's buffers at 256-byte aligned offsets, a guard region before, between and after them.
-Layout layout_of(const ResolvedPlan& plan);
+// `sets` copies of the plan's buffers (timed runs alternate between them), each buffer at a
+// 256-byte aligned offset, a guard region before, between and after them.
+Layout layout_of(const ResolvedPlan& plan, int sets = 1);
 
 // A NaN (or, for integers, an implausible value) that a computation does not produce by
 // accident, repeated over the buffer: elements still holding it were never written.
@@ -48,9 +51,11 @@ struct OutputCheck {
   double max_abs = 0, max_ratio = 0;
 };
 
-// Elementwise |out - ref| <= atol + rtol |ref| (or equal), NaN never passing; integers exact.
-// A failure is Unwritten where poison is left, NotFinite for non-finite results, else WrongResult.
-OutputCheck check_output(CUdeviceptr p, const ResolvedBuffer& b, const torch::Tensor& ref, const Tolerance& tol,
+// The output at `p` against the reference by `criterion` (eval/criterion.h). A failure is
+// Unwritten where poison is left, InputIndependent where only a scaled criterion rejects it (the
+// contract's tolerance accepts outputs that ignore the inputs), NotFinite for non-finite
+// results, else WrongResult.
+OutputCheck check_output(CUdeviceptr p, const ResolvedBuffer& b, const torch::Tensor& ref, const Criterion& criterion,
                          int device);
 
 // "3 elements of 'y' outside the tolerance; worst at [0,5]: got 1, expected 2 (allowed error 0.0002)"

@@ -78,7 +78,9 @@ TEST(Mutation, EveryOperatorGivesLegalChildrenThatDifferAsPromised) {
         const bool multi_exists = has_multi_knob_child(*s, g);
         std::optional<Genome> m = multi_knob(*s, g, rng);
         multi_possible += multi_exists, multi_made += m.has_value(), multi_impossible += !multi_exists;
-        if (!multi_exists) EXPECT_FALSE(m.has_value()) << g.to_string() << ": a child where none is legal";
+        if (!multi_exists) {
+          EXPECT_FALSE(m.has_value()) << g.to_string() << ": a child where none is legal";
+        }
         if (m) {
           EXPECT_TRUE(s->legal(*m)) << m->to_string();
           int differ = 0;
@@ -90,7 +92,9 @@ TEST(Mutation, EveryOperatorGivesLegalChildrenThatDifferAsPromised) {
         const bool cross_exists = has_crossover_child(*s, g, h);
         std::optional<Genome> x = crossover(*s, g, h, rng);
         cross_possible += cross_exists, cross_made += x.has_value();
-        if (!cross_exists) EXPECT_FALSE(x.has_value()) << g.to_string() << " x " << h.to_string();
+        if (!cross_exists) {
+          EXPECT_FALSE(x.has_value()) << g.to_string() << " x " << h.to_string();
+        }
         if (x) {
           EXPECT_TRUE(s->legal(*x)) << x->to_string();
           EXPECT_FALSE(*x == g);

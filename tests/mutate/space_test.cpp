@@ -144,9 +144,10 @@ int compile_pool_corners(const DesignSpace& s, const Task& task, const std::stri
       EXPECT_NE(k, nullptr) << file << " " << g.to_string() << " " << arch;
       if (r.status != eval::BuildStatus::Ok || !k) continue;
       const int limit = max_spill(corner);
-      if (limit >= 0)
+      if (limit >= 0) {
         EXPECT_LE(k->spill_store_bytes, limit) << file << " " << g.to_string() << " " << arch << ": " << k->registers
                                                << " registers";
+      }
     }
   }
   return legal;

@@ -1,8 +1,8 @@
-// Candidate for task 10_mse_loss, correct: a grid of partial sums (fp64 per thread), then one block sums them.
+// Candidate for any mean squared error task over two inputs a, b and an output loss (10_mse_loss,
+// tests/data/tasks/mse_loose.json), correct: a grid of partial sums (fp64 per thread), then one block sums them.
 /* kevo-plan
 {
   "name": "mse_ok",
-  "task": "mse_loss",
   "plan": {
     "buffers": {"partials": {"dtype": "float64", "shape": [1024]}},
     "steps": [

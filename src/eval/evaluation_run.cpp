@@ -1,0 +1,334 @@
+// One candidate through the protocol of docs/evaluation.md.
+#include "eval/evaluation_run.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "core/base64.h"
+#include "core/error.h"
+#include "eval/module_memory.h"
+#include "eval/module_state.h"
+
+namespace kevo::eval {
+
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string axes_text(const Workload& w) {
+  std::string s;
+  for (const auto& [name, value] : w.axes) s += (s.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  return s;
+}
+
+std::string number(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+TimingFigures figures_of(const Json& t) {
+  TimingFigures f;
+  f.median_ms = t.at("median_ms").get<double>();
+  f.p20_ms = t.at("p20_ms").get<double>();
+  f.p80_ms = t.at("p80_ms").get<double>();
+  f.half_width_ms = t.at("half_width_ms").is_number() ? t.at("half_width_ms").get<double>() : 0.0;
+  f.n = t.at("n").get<int>();
+  f.converged = t.at("converged").get<bool>();
+  f.event_median_ms = t.at("event_median_ms").get<double>();
+  f.kernels = t.at("kernels_max").get<int>();
+  f.sm_clock_mhz = t.at("sm_clock_mhz").get<unsigned>();
+  f.temperature_c = t.at("temperature_c").get<unsigned>();
+  return f;
+}
+
+Json timing_request(const TimingConfig& tc) {
+  return {{"warmup", tc.warmup}, {"min_reps", tc.min_reps}, {"max_reps", tc.max_reps},
+          {"max_seconds", tc.max_seconds}, {"target_half_width", tc.target_half_width}};
+}
+
+// A short fixed run: the probe of state and the held-back check.
+const Json kShortTiming = {{"warmup", 1}, {"min_reps", 5}, {"max_reps", 5}, {"max_seconds", 5.0}, {"target_half_width", 1.0}};
+
+// Failures a kernel fitted to the declared distributions shows on perturbed inputs.
+bool wrong_values(EvalStatus s) {
+  return s == EvalStatus::WrongResult || s == EvalStatus::NotFinite || s == EvalStatus::InputIndependent;
+}
+
+}  // namespace
+
+Measurement EvaluationRun::run() {
+  auto start = Clock::now();
+  m_.task = task_.name;
+  m_.candidate = job_.candidate.name;
+  m_.gpu = s_.name() + " (gpu" + std::to_string(s_.device()) + ")";
+  m_.arch = job_.build.arch;
+  try {
+    evaluate();
+  } catch (const std::exception& e) {
+    fail({EvalStatus::InternalError, std::string("kevo: ") + e.what()});
+  }
+  m_.wall_seconds = seconds_since(start);
+  return m_;
+}
+
+void EvaluationRun::fail(const Failure& f, int workload) {
+  m_.status = f.status;
+  m_.error = (workload >= 0 ? "workload " + std::to_string(workload) + ": " : std::string()) + f.error;
+}
+
+std::vector<int> EvaluationRun::fitness_workloads() const {
+  const EvalOptions& o = s_.options();
+  if (!o.workloads.empty()) return o.workloads;
+  std::vector<int> all;
+  for (int i = 0; i < static_cast<int>(task_.workloads.size()); ++i)
+    if (i != o.held_back || task_.workloads.size() == 1) all.push_back(i);
+  return all;
+}
+
+// The module for the worker, with its writable memory to reset before every launch; a module that
+// uses the device heap (which nothing can reset) is refused.
+bool EvaluationRun::load_module() {
+  ModuleState state;
+  if (!job_.build.cubin.empty()) state = inspect_module_state(job_.build.cubin);
+  if (!state.heap_calls.empty()) {
+    fail({EvalStatus::Stateful, "the module uses " + state.describe() +
+                                    ": its blocks outlive a launch, so a kernel could remember answers there; keep "
+                                    "state in a scratch buffer of the plan (poisoned before every launch)"});
+    return false;
+  }
+  module_ = {{"key", job_.build.cache_key.empty() ? std::to_string(std::hash<std::string>{}(job_.build.cubin))
+                                                   : job_.build.cache_key},
+             {"cubin_base64", base64_encode(job_.build.cubin)},
+             {"lowered", job_.build.lowered_names},
+             {"writable", writable_to_json(state.writable)}};
+  return true;
+}
+
+void EvaluationRun::evaluate() {
+  if (job_.build.status != BuildStatus::Ok) return fail({EvalStatus::CompileError, job_.build.error});
+  if (job_.build.arch != s_.arch())
+    return fail({EvalStatus::BadPlan, "built for " + job_.build.arch + ", the GPU is " + s_.arch()});
+  if (!load_module()) return;
+  std::vector<int> ws = fitness_workloads();
+  double log_speedup = 0, log_vs_compile = 0, max_speedup = 0;
+  int with_compile = 0;
+  for (int w : ws) {
+    WorkloadMeasurement wm;
+    if (!measure_workload(w, wm)) return;
+    log_speedup += std::log(wm.speedup);
+    max_speedup = std::max(max_speedup, wm.speedup);
+    if (wm.compile_ms > 0) log_vs_compile += std::log(wm.compile_ms / wm.candidate.median_ms), ++with_compile;
+  }
+  m_.speedup = std::exp(log_speedup / static_cast<double>(ws.size()));
+  if (with_compile == static_cast<int>(ws.size())) m_.speedup_vs_compile = std::exp(log_vs_compile / with_compile);
+  if (max_speedup > s_.options().reverify_above && !held_back_check(ws)) return;
+  m_.status = EvalStatus::Ok;
+}
+
+bool EvaluationRun::measure_workload(int w, WorkloadMeasurement& wm) {
+  const Workload& wl = task_.workloads[static_cast<size_t>(w)];
+  wm.workload = w;
+  wm.axes = axes_text(wl);
+  auto record = [&](const Failure& f) {
+    wm.status = f.status;
+    m_.workloads.push_back(wm);
+    fail(f, w);
+    return false;
+  };
+  ResolvedPlan plan;
+  try {
+    plan = resolve_plan(job_.candidate, task_, wl, s_.limits());
+  } catch (const InputError& e) {
+    return record({EvalStatus::BadPlan, e.what()});
+  }
+  wm.eager = s_.eager(task_, w);
+  if (auto it = job_.compile_ms.find(w); it != job_.compile_ms.end()) wm.compile_ms = it->second;
+  const SpeedOfLight sol = s_.speed_of_light(task_, w);
+  wm.floor_ms = sol.ms(), wm.dram_floor_ms = sol.dram_ms, wm.compute_floor_ms = sol.compute_ms;
+  const Discrimination& d = s_.discrimination(task_, w);
+  if (!d.ok()) return record({EvalStatus::Unverifiable, "the task's check cannot tell outputs that ignore the inputs "
+                                                        "from real ones: " + d.error()});
+  const std::vector<Criterion> criteria = d.criteria(task_.tolerance);
+  const double allowance = s_.launch_allowance_s(wm.eager.median_ms);
+  const Layout l = layout_of(plan, 2);
+  s_.ensure_arena(l.bytes);
+  if (auto f = trials(w, plan, l, criteria, wm, allowance)) return record(*f);
+  if (auto f = timed_runs(w, plan, l, criteria, wm, allowance)) return record(*f);
+  if (auto f = state_probe(plan, l, wm, allowance)) return record(*f);
+  if (wm.candidate.median_ms < kSpeedOfLightMargin * sol.ms()) {
+    std::string floor = number("%.1f MB", sol.bytes / 1e6) + " at " + number("%.2f TB/s", sol.bandwidth / 1e12);
+    if (sol.flops > 0)
+      floor += ", or " + number("%.1f GFLOP", sol.flops / 1e9) + " at " + number("%.0f TFLOP/s", sol.peak / 1e12) + " (bf16)";
+    return record({EvalStatus::FasterThanLight,
+                   "ran in " + number("%.4f ms", wm.candidate.median_ms) + ", under half the " +
+                       number("%.4f ms", sol.ms()) + " this GPU needs at the least (" + floor +
+                       "): a time this short means the work was not done as the task states it"});
+  }
+  wm.speedup = wm.eager.median_ms / std::max(wm.candidate.median_ms, 1e-9);
+  m_.workloads.push_back(wm);
+  return true;
+}
+
+// Trial t on draw t: the declared distributions first, perturbed ones after (a single trial is a
+// perturbed one: the timed runs check the declared draws). A perturbed trial that fails on values
+// where the declared draw passes is a kernel fitted to the declared distributions.
+std::optional<Failure> EvaluationRun::trials(int w, const ResolvedPlan& plan, const Layout& l,
+                                             const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
+                                             double allowance) {
+  const int count = s_.options().trials;
+  const uint64_t seed = s_.options().seed;
+  bool declared_passed = false;
+  for (int t = 0; t < count; ++t) {
+    const bool perturbed = t > 0 || count == 1;
+    auto e = s_.oracle(task_, w, trial_seed(seed, w, t), perturbed);
+    const std::string moved = e->perturbation.empty() ? "" : " (perturbed inputs: " + e->perturbation.describe() + ")";
+    auto f = trial(plan, l, *e, criteria, wm, allowance, false, "in trial " + std::to_string(t + 1) + moved);
+    if (!f) {
+      declared_passed = declared_passed || moved.empty();
+      ++wm.trials;
+      continue;
+    }
+    if (moved.empty() || !wrong_values(f->status)) return f;
+    if (!declared_passed) {
+      WorkloadMeasurement scratch;
+      auto d0 = s_.oracle(task_, w, trial_seed(seed, w, 0), false);
+      declared_passed = !trial(plan, l, *d0, criteria, scratch, allowance, false, "on the declared distributions");
+    }
+    if (!declared_passed) return f;
+    return Failure{EvalStatus::DistributionFitted,
+                   "right on the declared distributions, wrong on perturbed inputs: its outputs follow the "
+                   "distributions' statistics, not its inputs: " + f->error};
+  }
+  return std::nullopt;
+}
+
+// The timed runs on two declared draws in two buffer sets, in turn; each set's last outputs are
+// checked against its own draw afterwards.
+std::optional<Failure> EvaluationRun::timed_runs(int w, const ResolvedPlan& plan, const Layout& l,
+                                                 const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
+                                                 double allowance) {
+  const uint64_t seed = s_.options().seed;
+  const std::shared_ptr<OracleEntry> draws[2] = {s_.oracle(task_, w, trial_seed(seed, w, 0), false),
+                                                 s_.oracle(task_, w, trial_seed(seed, w, kTimingDraw), false)};
+  s_.prepare(plan, l, {draws[0].get(), draws[1].get()});
+  Json req = s_.request("time", module_, plan, l);
+  req["sets"] = Json::array({Json(l.offsets(0)), Json(l.offsets(1))});
+  req["poison"] = Json::array({s_.poison_list(plan, l, 0), s_.poison_list(plan, l, 1)});
+  const TimingConfig tc = s_.timing_config();
+  req["timing"] = timing_request(tc);
+  Json answer;
+  const double deadline = s_.options().deadline_floor_s + tc.max_seconds * 2 + (tc.warmup + tc.min_reps + 1) * allowance;
+  if (auto f = s_.ask(req, deadline, answer, m_)) return f;
+  const Json& timing = answer.at("timing");
+  wm.candidate = figures_of(timing);
+  m_.gpu_seconds += timing.value("gpu_ms_total", 0.0) * 1e-3;
+  if (auto f = expected_kernels(plan, timing)) return f;
+  for (int set = 0; set < 2; ++set) {
+    auto f = s_.check(plan, l, set, *draws[set], criteria, wm, "in the timed runs");
+    if (!f) continue;
+    if (f->status == EvalStatus::InputModified || f->status == EvalStatus::OutOfBounds) return f;
+    return Failure{EvalStatus::TimedRunWrong, "right when checked, wrong while timed: " + f->error};
+  }
+  return std::nullopt;
+}
+
+// The same runs with nothing reset between them (buffers and module memory as the last launch
+// left them, the same inputs): a kernel that is much faster so remembers instead of computing.
+std::optional<Failure> EvaluationRun::state_probe(const ResolvedPlan& plan, const Layout& l,
+                                                  const WorkloadMeasurement& wm, double allowance) {
+  Json req = s_.request("time", module_, plan, l);
+  req["keep_state"] = true;
+  req["poison"] = Json::array();
+  req["timing"] = kShortTiming;
+  Json answer;
+  if (auto f = s_.ask(req, s_.options().deadline_floor_s + 8 * allowance + 10, answer, m_)) return f;
+  const double kept_ms = answer.at("timing").at("median_ms").get<double>();
+  if (!(kept_ms < kStateGainLimit * wm.candidate.median_ms)) return std::nullopt;
+  return Failure{EvalStatus::Stateful,
+                 "ran " + number("%.1fx", wm.candidate.median_ms / std::max(kept_ms, 1e-9)) + " faster (" +
+                     number("%.4f ms", kept_ms) + " against " + number("%.4f ms", wm.candidate.median_ms) +
+                     ") when its buffers and module memory kept what earlier launches left there: it remembers "
+                     "between launches instead of computing (kevo poisons scratch and resets module memory before "
+                     "every timed launch, so that gains nothing)"};
+}
+
+std::optional<Failure> EvaluationRun::trial(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
+                                            const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
+                                            double allowance, bool reload, const std::string& when) {
+  s_.prepare(plan, l, {&e});
+  Json req = s_.request("run", module_, plan, l);
+  if (reload) req["reload"] = true;
+  Json answer;
+  if (auto f = s_.ask(req, s_.options().deadline_floor_s + allowance, answer, m_)) return f;
+  return s_.check(plan, l, 0, e, criteria, wm, when);
+}
+
+// Every kernel the plan launches and nothing else, on the plan's stream.
+std::optional<Failure> EvaluationRun::expected_kernels(const ResolvedPlan& plan, const Json& timing) {
+  int kernels = 0, library = 0;
+  for (const ResolvedStep& s : plan.steps) (std::holds_alternative<ResolvedKernel>(s) ? kernels : library)++;
+  int lo = timing.at("kernels_min").get<int>(), hi = timing.at("kernels_max").get<int>();
+  int foreign = timing.at("foreign_stream_kernels").get<int>();
+  if (timing.value("copies_max", 0) > 0)
+    return Failure{EvalStatus::UnexpectedKernels, "CUPTI saw device copies the plan did not ask for"};
+  if (foreign > 0)
+    return Failure{EvalStatus::UnexpectedKernels, std::to_string(foreign) + " kernels ran on a stream the plan did not use"};
+  bool ok = library == 0 ? (lo == kernels && hi == kernels) : lo >= kernels + library;
+  if (!ok)
+    return Failure{EvalStatus::UnexpectedKernels,
+                   "CUPTI saw " + std::to_string(lo) + (lo == hi ? "" : "-" + std::to_string(hi)) +
+                       " kernels per run; the plan launches " + std::to_string(kernels) +
+                       (library ? " plus " + std::to_string(library) + " library calls" : "")};
+  return std::nullopt;
+}
+
+// A speedup too good to take on trust: a fresh module, a fresh seed, the held-back (or the
+// largest) workload, one trial and a short timed run whose outputs are checked too.
+bool EvaluationRun::held_back_check(const std::vector<int>& ws) {
+  m_.held_back_checked = true;
+  int w = s_.options().held_back;
+  if (w < 0) {
+    w = ws.front();
+    for (int i : ws)
+      if (task_.bytes_moved(task_.workloads[static_cast<size_t>(i)]) >
+          task_.bytes_moved(task_.workloads[static_cast<size_t>(w)]))
+        w = i;
+  }
+  const Workload& wl = task_.workloads[static_cast<size_t>(w)];
+  auto failed = [&](const std::string& why) {
+    fail({EvalStatus::HeldBackFailed, "a " + std::to_string(m_.speedup).substr(0, 5) +
+                                          "x speedup did not hold up on the held-back workload " + std::to_string(w) +
+                                          ": " + why});
+    return false;
+  };
+  ResolvedPlan plan;
+  try {
+    plan = resolve_plan(job_.candidate, task_, wl, s_.limits());
+  } catch (const InputError& e) {
+    return failed(e.what());
+  }
+  const uint64_t seed = std::random_device{}() | uint64_t{1} << 40;
+  auto e = s_.oracle(task_, w, seed, false, /*cache=*/false);
+  const Layout l = layout_of(plan);
+  s_.ensure_arena(l.bytes);
+  const std::vector<Criterion> criteria = s_.discrimination(task_, w).criteria(task_.tolerance);
+  WorkloadMeasurement wm;
+  const double allowance = s_.launch_allowance_s(s_.eager(task_, w).median_ms);
+  if (auto f = trial(plan, l, *e, criteria, wm, allowance, /*reload=*/true, "(fresh seed)")) return failed(f->error);
+  Json req = s_.request("time", module_, plan, l);
+  req["sets"] = Json::array({Json(l.offsets(0))});
+  req["poison"] = Json::array({s_.poison_list(plan, l, 0)});
+  req["timing"] = kShortTiming;
+  Json answer;
+  if (auto f = s_.ask(req, s_.options().deadline_floor_s + 8 * allowance + 10, answer, m_)) return failed(f->error);
+  if (auto f = s_.check(plan, l, 0, *e, criteria, wm, "in the timed runs")) return failed(f->error);
+  return true;
+}
+
+}  // namespace kevo::eval

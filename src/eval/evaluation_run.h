@@ -1,0 +1,53 @@
+// One candidate's evaluation on one slot (eval/ only): per workload the correctness trials
+// (declared and perturbed draws, judged by the task's discriminating criteria), the timed runs
+// (two buffer sets in turn, nothing kept between launches, both sets' outputs checked after), the
+// probe of whether it gains from state kept between launches, and the speed of light; then the
+// held-back re-verification of speedups too good to take on trust. docs/evaluation.md is the
+// protocol in words.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "eval/runner.h"
+#include "eval/slot.h"
+
+namespace kevo::eval {
+
+// A candidate faster than this share of the speed of light is refused (faster_than_light): read-only
+// streams beat the copy bandwidth the floor is priced at by about 10%, and fp8 doubles the bf16 peak.
+constexpr double kSpeedOfLightMargin = 0.5;
+// A candidate whose repeated runs with its state kept take less than this share of its timed
+// runs' median gains from that state (stateful).
+constexpr double kStateGainLimit = 0.8;
+
+class EvaluationRun {
+ public:
+  EvaluationRun(Slot& slot, const EvalJob& job) : s_(slot), job_(job), task_(*job.task) {}
+  Measurement run();
+
+ private:
+  void fail(const Failure& f, int workload = -1);
+  std::vector<int> fitness_workloads() const;
+  void evaluate();
+  bool load_module();
+  bool measure_workload(int w, WorkloadMeasurement& wm);
+  std::optional<Failure> trials(int w, const ResolvedPlan& plan, const Layout& l, const std::vector<Criterion>& criteria,
+                                WorkloadMeasurement& wm, double allowance);
+  std::optional<Failure> timed_runs(int w, const ResolvedPlan& plan, const Layout& l,
+                                    const std::vector<Criterion>& criteria, WorkloadMeasurement& wm, double allowance);
+  std::optional<Failure> state_probe(const ResolvedPlan& plan, const Layout& l, const WorkloadMeasurement& wm,
+                                     double allowance);
+  std::optional<Failure> trial(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
+                               const std::vector<Criterion>& criteria, WorkloadMeasurement& wm, double allowance,
+                               bool reload, const std::string& when);
+  static std::optional<Failure> expected_kernels(const ResolvedPlan& plan, const nlohmann::json& timing);
+  bool held_back_check(const std::vector<int>& ws);
+
+  Slot& s_;
+  const EvalJob& job_;
+  const Task& task_;
+  Measurement m_;
+  nlohmann::json module_;
+};
+
+}  // namespace kevo::eval
