@@ -94,9 +94,8 @@ void perturb(const Task& task, const Perturbation& p, uint64_t seed, std::vector
       torch::Tensor flat = v.view({-1});
       flat.index_put_({where}, flat.index_select(0, where) * it->outlier_factor);
     }
-    if (decl.domain.min || decl.domain.max)
-      v = v.clamp(decl.domain.min ? c10::optional<at::Scalar>(*decl.domain.min) : c10::nullopt,
-                  decl.domain.max ? c10::optional<at::Scalar>(*decl.domain.max) : c10::nullopt);
+    if (decl.domain.min) v = v.clamp_min(*decl.domain.min);
+    if (decl.domain.max) v = v.clamp_max(*decl.domain.max);
     x = v.to(x.scalar_type());
   }
 }
