@@ -27,7 +27,7 @@ planted=(
   "input_independent tasks/03_softmax.json tests/data/planted/softmax_zeros.cu"
   "distribution_fitted tasks/10_mse_loss.json tests/data/planted/mse_expectation.cu"
   "distribution_fitted tasks/11_hinge_loss.json tests/data/planted/hinge_labels_only.cu"
-  "faster_than_light tests/data/tasks/mse_loose.json tests/data/planted/mse_strided.cu"
+  "faster_than_light tests/data/tasks/mse_loose.json tests/data/planted/mse_sampled.cu"
   "ok tasks/10_mse_loss.json tests/data/planted/mse_ok.cu"
   "ok tasks/11_hinge_loss.json tests/data/planted/hinge_ok.cu"
 )

@@ -1,6 +1,6 @@
-// A loaded module's writable memory in the GPU worker (eval/ only: cuda.h): found through the
-// symbols the CUBIN places in it (eval/module_state.h) and written back to its load-time image
-// before every launch, so that no launch sees what an earlier one left there.
+// A loaded module's writable memory in the GPU worker (eval/ only: cuda.h): every variable the
+// CUBIN places there (eval/module_state.h), found where the driver put it and written back to its
+// load-time value before every launch, so that no launch sees what an earlier one left there.
 #pragma once
 
 #include <cuda.h>
@@ -16,8 +16,9 @@ namespace kevo::eval {
 
 class ModuleMemory {
  public:
-  // Throws std::runtime_error (one line) when a section's symbols do not resolve in `module`, or
-  // resolve to places that disagree with the section's layout.
+  // Throws std::runtime_error (one line) when a symbol does not resolve in `module` or is not the
+  // size the CUBIN says, or when a section has bytes that no symbol covers (where a kernel could
+  // keep state past the end of a variable).
   ModuleMemory(CUmodule module, const std::vector<WritableSection>& sections);
 
   // Queues the writes on `stream` (memsets for zeroed sections, copies for initialised ones).

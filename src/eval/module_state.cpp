@@ -121,7 +121,10 @@ ModuleState inspect_module_state(std::string_view bytes) {
       } else if (in_section < sections.size() && writable_of[in_section] >= 0 && !name.empty() &&
                  name != sections[in_section].name) {
         state.variables.push_back(name);
-        state.writable[static_cast<size_t>(writable_of[in_section])].symbols.emplace_back(name, read<uint64_t>(bytes, sym + 8));
+        const uint64_t offset = read<uint64_t>(bytes, sym + 8), size = read<uint64_t>(bytes, sym + 16);
+        WritableSection& w = state.writable[static_cast<size_t>(writable_of[in_section])];
+        if (offset > w.bytes || size > w.bytes - offset) bad("a symbol lies outside its section");
+        w.symbols.push_back({name, offset, size});
       }
     }
   }

@@ -15,13 +15,19 @@
 
 namespace kevo::eval {
 
-// A writable section: its bytes at load time and the symbols in it, by which the worker finds
-// where the driver placed it.
+// A variable in a writable section.
+struct ModuleSymbol {
+  std::string name;
+  uint64_t offset = 0, bytes = 0;  // where it lies in its section
+};
+
+// A writable section: its bytes at load time and the symbols in it. The driver places each symbol
+// on its own, so the worker finds and resets them one by one.
 struct WritableSection {
-  std::string name;                                     // ".nv.global" or ".nv.global.init"
+  std::string name;                   // ".nv.global" or ".nv.global.init"
   uint64_t bytes = 0;
-  std::string image;                                    // its initial bytes; empty for .nv.global (zeros)
-  std::vector<std::pair<std::string, uint64_t>> symbols;  // (symbol, offset in the section)
+  std::string image;                  // its initial bytes; empty for .nv.global (zeros)
+  std::vector<ModuleSymbol> symbols;
 };
 
 struct ModuleState {

@@ -3,7 +3,7 @@
 // evaluates. Answers remembered between launches in scratch, in module memory or on the device
 // heap (a loss and a GEMM) are `stateful`; zeros that pass softmax's atol are
 // `input_independent`; a loss's expectation and a hinge loss computed from its labels alone are
-// `distribution_fitted`; a strided sample at a loose tolerance is `faster_than_light`.
+// `distribution_fitted`; a sample of the input at a loose tolerance is `faster_than_light`.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -99,7 +99,7 @@ TEST_F(IntegrityGpu, AnswersFromTheDeclaredDistributionAreDistributionFitted) {
 }
 
 TEST_F(IntegrityGpu, ASampleOfTheInputAtALooseToleranceIsFasterThanLight) {
-  expect(kMseLoose, "mse_strided", EvalStatus::FasterThanLight, kMseOk);
+  expect(kMseLoose, "mse_sampled", EvalStatus::FasterThanLight, kMseOk);
 }
 
 }  // namespace

@@ -90,12 +90,16 @@ TEST(ModuleState, DeviceVariablesOfEveryKindAreFoundAndNamed) {
     for (const WritableSection& w : s.writable) {
       EXPECT_TRUE(w.image.empty() || w.image.size() == w.bytes) << arch << " " << w.name;
       EXPECT_EQ(w.image.empty(), w.name == ".nv.global") << arch << " " << w.name;
-      for (const auto& [name, offset] : w.symbols) {
-        EXPECT_LT(offset, w.bytes) << arch << " " << name;
-        if (name == "fingerprint") {
+      for (const ModuleSymbol& sym : w.symbols) {
+        EXPECT_LE(sym.offset + sym.bytes, w.bytes) << arch << " " << sym.name;
+        if (sym.name == "remembered") {
+          EXPECT_EQ(sym.bytes, 4096u) << arch;
+        }
+        if (sym.name == "fingerprint") {
           found_init = true;
           ASSERT_EQ(w.name, ".nv.global.init") << arch;
-          EXPECT_EQ(w.image.substr(offset, 4), std::string(4, '\xff')) << arch;
+          EXPECT_EQ(sym.bytes, 4u) << arch;
+          EXPECT_EQ(w.image.substr(sym.offset, 4), std::string(4, '\xff')) << arch;
         }
       }
     }
