@@ -14,6 +14,10 @@
 #include "eval/torch_graph.h"
 #include "eval/worker_pool.h"
 
+#ifdef KEVO_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 namespace kevo::eval {
 
 namespace {
@@ -41,6 +45,14 @@ std::string visible_device(int device) {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// LibTorch keeps the GPU memory its tensors freed for reuse; the arena is the driver's, so it
+// gets that memory only once LibTorch hands it back.
+void release_torch_cache() {
+#ifdef KEVO_TORCH_CUDA
+  c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+}
+
 TimingFigures figures_of(const Timing& t) {
   TimingFigures f;
   f.median_ms = t.median_ms, f.p20_ms = t.p20_ms, f.p80_ms = t.p80_ms;
@@ -62,6 +74,7 @@ uint64_t trial_seed(uint64_t base, int workload, int draw) {
 class Slot::OracleCache {
  public:
   explicit OracleCache(int64_t capacity) : capacity_(capacity) {}
+  int64_t capacity() const { return capacity_; }
   std::shared_ptr<OracleEntry> get(const std::string& key) {
     auto it = index_.find(key);
     if (it == index_.end()) return nullptr;
@@ -229,6 +242,7 @@ const Discrimination& Slot::discrimination(const Task& task, int w) {
                                   trial_seed(base, w, 2)};
   Discrimination d = discriminate_on(task, graph(task, w), task.workloads[static_cast<size_t>(w)], seeds,
                                      torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device_)));
+  release_torch_cache();  // its four draws' outputs are gone now
   return discrimination_.emplace(key(task, w), std::move(d)).first->second;
 }
 
@@ -240,7 +254,18 @@ void Slot::ensure_arena(uint64_t bytes) {
   if (arena_) check_cuda(api.cuMemFree(arena_), "cuMemFree(arena)");
   arena_ = 0;
   uint64_t want = std::max<uint64_t>(align_up(bytes, uint64_t{2} << 20), arena_bytes_ + arena_bytes_ / 2);
-  check_cuda(api.cuMemAlloc(&arena_, want), "cuMemAlloc(arena)");
+  CUresult r = api.cuMemAlloc(&arena_, want);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {  // the oracle's cached references first, then LibTorch's cache
+    cache_ = std::make_unique<OracleCache>(cache_->capacity());
+    release_torch_cache();
+    r = api.cuMemAlloc(&arena_, want);
+  }
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && want > bytes) {  // then no room to grow into
+    release_torch_cache();
+    want = align_up(bytes, uint64_t{2} << 20);
+    r = api.cuMemAlloc(&arena_, want);
+  }
+  check_cuda(r, "cuMemAlloc(arena)");
   arena_bytes_ = want;
   CUipcMemHandle h;
   check_cuda(api.cuIpcGetMemHandle(&h, arena_), "cuIpcGetMemHandle");
