@@ -26,21 +26,29 @@ torch::Tensor filled_like(const torch::Tensor& ref, double value) {
 
 double mean_of(const torch::Tensor& t) { return t.to(torch::kFloat64).mean().item<double>(); }
 
-// The answers that ignore the inputs which `c` accepts for this output.
-std::vector<std::string> accepted(const torch::Tensor& declared, const torch::Tensor& perturbed,
-                                  const torch::Tensor& perturbed2, const Criterion& c) {
+// The answers a kernel could write without reading its inputs: zeros, one constant (the declared
+// draw's mean), one fixed output (the declared draw's, on the perturbed draws). With `everywhere`,
+// those `c` accepts on every draw (a kernel writing them would pass every trial: no check can be
+// built); without, those it accepts on any draw (where the check must be made stricter).
+std::vector<std::string> accepted(const torch::Tensor& declared, const torch::Tensor& declared2,
+                                  const std::vector<const torch::Tensor*>& perturbed, const Criterion& c,
+                                  bool everywhere) {
+  auto judged = [&](const auto& answer_for, const std::vector<const torch::Tensor*>& draws) {
+    int passed = 0;
+    for (const torch::Tensor* t : draws) passed += passes(answer_for(*t), *t, c);
+    return everywhere ? passed == static_cast<int>(draws.size()) : passed > 0;
+  };
+  const std::vector<const torch::Tensor*> all = {&declared, &declared2, perturbed[0], perturbed[1]};
   std::vector<std::string> out;
-  const bool real = declared.is_floating_point();
-  const bool many = declared.numel() > 1;  // a scalar is its own mean
-  if (passes(filled_like(declared, 0), declared, c) || passes(filled_like(perturbed, 0), perturbed, c))
-    out.push_back("zeros");
-  if (real && many) {
-    const double m = mean_of(declared), mp = mean_of(perturbed);
-    if (passes(filled_like(declared, m), declared, c)) out.push_back("the constant " + number(m));
-    else if (passes(filled_like(perturbed, mp), perturbed, c)) out.push_back("a constant (" + number(mp) + ")");
+  if (judged([](const torch::Tensor& t) { return filled_like(t, 0); }, all)) out.push_back("zeros");
+  if (declared.is_floating_point() && declared.numel() > 1) {  // a scalar is its own mean
+    const double m = mean_of(declared);
+    if (judged([&](const torch::Tensor& t) { return filled_like(t, m); }, all)) out.push_back("the constant " + number(m));
   }
-  if (passes(declared, perturbed, c)) out.push_back("the declared distribution's outputs on perturbed inputs");
-  if (passes(perturbed2, perturbed, c)) out.push_back("another perturbed draw's outputs");
+  std::vector<const torch::Tensor*> fixed_on = perturbed;
+  if (everywhere) fixed_on.push_back(&declared2);
+  if (judged([&](const torch::Tensor&) { return declared; }, fixed_on))
+    out.push_back("a fixed output (the declared draw's, on other draws)");
   return out;
 }
 
@@ -91,14 +99,15 @@ Discrimination discriminate(const Task& task, const Draw& declared, const Draw& 
   Discrimination d;
   const Criterion plain{task.tolerance, false}, scaled{task.tolerance, true};
   for (size_t o = 0; o < task.outputs.size() && o < declared.outputs.size(); ++o) {
-    const torch::Tensor &d0 = declared.outputs[o], &p1 = perturbed.outputs[o], &p2 = perturbed2.outputs[o];
+    const torch::Tensor &d0 = declared.outputs[o], &d1 = declared2.outputs[o];
+    const std::vector<const torch::Tensor*> moved = {&perturbed.outputs[o], &perturbed2.outputs[o]};
     OutputVerdict v;
     v.output = task.outputs[o].name;
-    v.plain_accepts = accepted(d0, p1, p2, plain);
+    v.plain_accepts = accepted(d0, d1, moved, plain, /*everywhere=*/false);
     v.scaled_atol = scaled.atol_for(d0);
     if (!v.plain_accepts.empty()) {
       v.scaled = true;
-      v.still_accepts = accepted(d0, p1, p2, scaled);
+      v.still_accepts = accepted(d0, d1, moved, scaled, /*everywhere=*/true);
     }
     v.declared_draws_agree = passes(declared2.outputs[o], d0, v.scaled ? scaled : plain);
     d.outputs.push_back(std::move(v));
