@@ -42,4 +42,17 @@ bool is_floating(DType t) {
 
 bool is_integral(DType t) { return t == DType::Int64 || t == DType::Int32; }
 
+const char* cuda_type_name(DType t) {
+  switch (t) {
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Float16: return "__half";
+    case DType::BFloat16: return "__nv_bfloat16";
+    case DType::Int64: return "int64_t";
+    case DType::Int32: return "int32_t";
+    case DType::Bool: return "bool";
+  }
+  return "void";
+}
+
 }  // namespace kevo

@@ -16,5 +16,7 @@ std::optional<DType> parse_dtype(const std::string& name);
 int64_t dtype_size(DType t);
 bool is_floating(DType t);
 bool is_integral(DType t);  // false for Bool
+// The CUDA C++ element type: "float", "double", "__half", "__nv_bfloat16", "int64_t", "int32_t", "bool".
+const char* cuda_type_name(DType t);
 
 }  // namespace kevo

@@ -21,15 +21,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  out = buffer.str();
-  return static_cast<bool>(in) || in.eof();
-}
-
 std::string entry_path(const std::string& dir, const std::string& key, const char* suffix) {
   return dir + "/" + key.substr(0, 2) + "/" + key + suffix;
 }
@@ -63,6 +54,15 @@ bool write_atomically(const std::string& path, const std::string& bytes) {
 }
 
 }  // namespace
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  out = buffer.str();
+  return static_cast<bool>(in) || in.eof();
+}
 
 std::optional<BuildResult> load_cached_result(const std::string& dir, const std::string& key) {
   std::string text, cubin;

@@ -13,6 +13,9 @@ namespace kevo::eval {
 // when there is none or it is torn, corrupt or mismatched.
 std::optional<BuildResult> load_cached_result(const std::string& dir, const std::string& key);
 
+// The whole file at `path` into `out`; false when it cannot be read.
+bool read_file(const std::string& path, std::string& out);
+
 // Stores `r` under r.cache_key; a failure to store is silent (it only costs a rebuild).
 void store_cached_result(const std::string& dir, const BuildResult& r);
 

@@ -284,15 +284,6 @@ const std::vector<std::string>& include_roots() {
   return roots;
 }
 
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  out = buffer.str();
-  return static_cast<bool>(in) || in.eof();
-}
-
 bool is_regular_file(const std::string& path) {
   struct stat st{};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);

@@ -239,29 +239,37 @@ std::vector<char> pickable(const std::vector<Action>& actions, const std::vector
   return ok;
 }
 
+namespace {
+
+// The largest logit among `ok` and the sum of exp(logit - largest) over them: the softmax's scale.
+struct Softmax {
+  double top = -INFINITY, sum = 0;
+};
+
+Softmax softmax_over(const float* logits, const std::vector<char>& ok) {
+  Softmax s;
+  for (size_t i = 0; i < ok.size(); ++i)
+    if (ok[i]) s.top = std::max(s.top, static_cast<double>(logits[i]));
+  for (size_t i = 0; i < ok.size(); ++i)
+    if (ok[i]) s.sum += std::exp(logits[i] - s.top);
+  return s;
+}
+
+}  // namespace
+
 double log_prob_among(const float* logits, const std::vector<char>& ok, size_t pick) {
-  double top = -INFINITY;
-  for (size_t i = 0; i < ok.size(); ++i)
-    if (ok[i]) top = std::max(top, static_cast<double>(logits[i]));
-  double sum = 0;
-  for (size_t i = 0; i < ok.size(); ++i)
-    if (ok[i]) sum += std::exp(logits[i] - top);
-  return logits[pick] - top - std::log(sum);
+  const Softmax s = softmax_over(logits, ok);
+  return logits[pick] - s.top - std::log(s.sum);
 }
 
 size_t draw(const float* logits, const std::vector<char>& ok, std::mt19937_64& rng) {
-  double top = -INFINITY;
-  for (size_t i = 0; i < ok.size(); ++i)
-    if (ok[i]) top = std::max(top, static_cast<double>(logits[i]));
-  double sum = 0;
-  for (size_t i = 0; i < ok.size(); ++i)
-    if (ok[i]) sum += std::exp(logits[i] - top);
-  double u = uniform01(rng) * sum;
+  const Softmax s = softmax_over(logits, ok);
+  double u = uniform01(rng) * s.sum;
   size_t pick = ok.size();
   for (size_t i = 0; i < ok.size(); ++i) {
     if (!ok[i]) continue;
     pick = i;
-    u -= std::exp(logits[i] - top);
+    u -= std::exp(logits[i] - s.top);
     if (u < 0) break;
   }
   return pick;

@@ -14,19 +14,6 @@ namespace kevo::store::exporter {
 
 namespace {
 
-const char* c_type(DType t) {
-  switch (t) {
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Float16: return "__half";
-    case DType::BFloat16: return "__nv_bfloat16";
-    case DType::Int64: return "int64_t";
-    case DType::Int32: return "int32_t";
-    case DType::Bool: return "bool";
-  }
-  return "void";
-}
-
 std::string cublaslt_epilogue(Epilogue e) {
   switch (e) {
     case Epilogue::None: return "CUBLASLT_EPILOGUE_DEFAULT";
@@ -191,7 +178,7 @@ void write_run_prologue(Writer& w) {
   std::vector<std::string> params;
   for (const auto* list : {&task.inputs, &task.outputs})
     for (const TensorDecl& t : *list)
-      params.push_back(std::string(list == &task.inputs ? "const " : "") + c_type(t.dtype) + "* " + L.tensor_name(t.name));
+      params.push_back(std::string(list == &task.inputs ? "const " : "") + cuda_type_name(t.dtype) + "* " + L.tensor_name(t.name));
   for (const Axis* a : L.var_axes()) params.push_back("int64_t " + L.axis_name(a->name));
   params.push_back("cudaStream_t stream");
   params.push_back("void* workspace = nullptr");

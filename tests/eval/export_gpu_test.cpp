@@ -61,19 +61,6 @@ std::string shell(const std::string& cmd, int* rc) {
   return out;
 }
 
-const char* c_type(DType t) {
-  switch (t) {
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Float16: return "__half";
-    case DType::BFloat16: return "__nv_bfloat16";
-    case DType::Int64: return "int64_t";
-    case DType::Int32: return "int32_t";
-    case DType::Bool: return "bool";
-  }
-  return "void";
-}
-
 // The program: inputs from DIR/in<i>.bin, outputs to DIR/out<i>.bin; exit status 0 when every
 // call behaved. `bytes` are the tensors' sizes in contract order (inputs, then outputs).
 std::string program(const Task& task, const std::string& header, const std::vector<int64_t>& bytes,
@@ -89,7 +76,7 @@ std::string program(const Task& task, const std::string& header, const std::vect
   std::string ptrs;
   for (size_t i = 0; i < n_in + n_out; ++i) {
     const TensorDecl& t = i < n_in ? task.inputs[i] : task.outputs[i - n_in];
-    ptrs += std::string(i ? ", " : "") + "static_cast<" + (i < n_in ? "const " : "") + c_type(t.dtype) + "*>(" +
+    ptrs += std::string(i ? ", " : "") + "static_cast<" + (i < n_in ? "const " : "") + cuda_type_name(t.dtype) + "*>(" +
             (i < n_in ? "in" : "out") + std::to_string(i < n_in ? i : i - n_in) + ")";
   }
   m << "#include \"" << header << "\"\n"

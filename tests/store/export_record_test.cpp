@@ -123,19 +123,6 @@ inline cudaError_t cudnn_conv2d_forward(const void* x, const void* w, void* y, c
 constexpr uint64_t kWorkspaceAddress = 0x40000000, kStreamAddress = 0x5;
 uint64_t tensor_address(size_t i) { return 0x1000000ull * (i + 1); }
 
-const char* c_type(DType t) {
-  switch (t) {
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Float16: return "__half";
-    case DType::BFloat16: return "__nv_bfloat16";
-    case DType::Int64: return "int64_t";
-    case DType::Int32: return "int32_t";
-    case DType::Bool: return "bool";
-  }
-  return "void";
-}
-
 std::string hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
@@ -235,7 +222,7 @@ std::string record_block(const Exported& e, int wi) {
   for (const auto* list : {&t.inputs, &t.outputs})
     for (const TensorDecl& d : *list) {
       ptrs += std::string(i ? ", " : "") + "reinterpret_cast<" + (list == &t.inputs ? "const " : "") +
-              c_type(d.dtype) + "*>(uintptr_t{0x" + hex(tensor_address(i)) + "})";
+              cuda_type_name(d.dtype) + "*>(uintptr_t{0x" + hex(tensor_address(i)) + "})";
       ++i;
     }
   for (const Step& s : e.candidate.plan.steps)
