@@ -55,6 +55,7 @@ class SimulatedGpus::Impl {
       workers.push_back(std::make_unique<WorkerPool>(std::move(cfg)));
     }
     next_id.assign(workers.size(), 0);
+    started();
     queue = std::make_unique<SlotQueue>(workers.size());
   }
   ~Impl() { queue.reset(); }  // the slots' threads end before their workers do
@@ -86,6 +87,17 @@ class SimulatedGpus::Impl {
   std::vector<uint64_t> next_id;  // per slot: its worker's job ids
 
  private:
+  // A first request to every worker, answered once it has started: the figures of a campaign are
+  // those of the GPUs at work, not of processes loading (a real campaign runs for hours).
+  void started() {
+    for (size_t k = 0; k < workers.size(); ++k) workers[k]->submit({++next_id[k], "{}", std::chrono::milliseconds(60000)});
+    for (size_t k = 0; k < workers.size(); ++k) {
+      JobOutcome out = workers[k]->next_outcome();
+      if (out.status != JobStatus::Ok)
+        throw std::runtime_error("simulated GPU " + std::to_string(k) + ": " + out.error.substr(0, out.error.find('\n')));
+    }
+  }
+
   // What the Runner's protocol costs the engine's CPU, the GPU's part held by the worker.
   void protocol(size_t k, const EvalJob& job, double hold_seconds, Measurement& m) {
     if (job.build.status != BuildStatus::Ok) {
