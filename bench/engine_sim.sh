@@ -62,9 +62,10 @@ run() {
       each = after("(NVRTC"); cached = before("from"); thread = after("busy")
     }
     END {
-      printf "| %s | %d | %d | %.1f | %.0f (%.0f) | %s (%.1f-%.1f) | %.1f | %s | %s / %s / %s / %s | %s (%s) / %s, %s |\n",
-        name, n, evals, wall, permin, n * 60 / s, busy, lo, hi, 100 * evals * s / (wall * n), cpu, gen, notify, commit,
-        wait, compiled, each, cached, thread
+      # With the times of the recordings (EVAL_SECONDS=0) there is no one ideal.
+      ideal = s > 0 ? sprintf("%.0f", n * 60 / s) : "-"; held = s > 0 ? sprintf("%.1f", 100 * evals * s / (wall * n)) : "-"
+      printf "| %s | %d | %d | %.1f | %.0f (%s) | %s (%.1f-%.1f) | %s | %s | %s / %s / %s / %s | %s (%s) / %s, %s |\n",
+        name, n, evals, wall, permin, ideal, busy, lo, hi, held, cpu, gen, notify, commit, wait, compiled, each, cached, thread
     }'
 }
 

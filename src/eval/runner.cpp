@@ -81,7 +81,7 @@ DeviceLimits Runner::limits() const { return impl_->slots.front()->limits(); }
 EvalStats Runner::stats() const {
   EvalStats s;
   s.busy_seconds = impl_->queue->busy_seconds();
-  s.jobs = impl_->queue->jobs_done();
+  s.jobs = impl_->queue->jobs_taken();
   for (auto& slot : impl_->slots) s.workers_replaced += slot->replaced();
   std::lock_guard<std::mutex> lock(impl_->stats_mu);
   s.evaluations = impl_->evaluations;

@@ -49,7 +49,7 @@ struct EvalStats {
   double candidate_gpu_seconds = 0;  // the candidates' timed kernel time
   int workers_replaced = 0;
   std::vector<double> busy_seconds;  // per GPU: time its slot spent evaluating jobs (oracle, trials, timing)
-  std::vector<long> jobs;            // per GPU: jobs it evaluated
+  std::vector<long> jobs;            // per GPU: jobs it took (the running one included)
 };
 
 class Runner {

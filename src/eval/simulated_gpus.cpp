@@ -154,7 +154,7 @@ DeviceLimits SimulatedGpus::limits() const { return impl_->opts.limits; }
 EvalStats SimulatedGpus::stats() const {
   EvalStats s;
   s.busy_seconds = impl_->queue->busy_seconds();
-  s.jobs = impl_->queue->jobs_done();
+  s.jobs = impl_->queue->jobs_taken();
   std::lock_guard<std::mutex> lock(impl_->stats_mu);
   s.evaluations = impl_->evaluations;
   return s;

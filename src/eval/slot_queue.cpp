@@ -13,7 +13,7 @@ double now_seconds() {
 
 }  // namespace
 
-SlotQueue::SlotQueue(size_t slots) : busy_(slots, 0.0), done_(slots, 0), running_since_(slots, -1.0) {
+SlotQueue::SlotQueue(size_t slots) : busy_(slots, 0.0), taken_(slots, 0), running_since_(slots, -1.0) {
   for (size_t k = 0; k < slots; ++k) threads_.emplace_back([this, k] { serve(k); });
 }
 
@@ -51,9 +51,9 @@ std::vector<double> SlotQueue::busy_seconds() const {
   return out;
 }
 
-std::vector<long> SlotQueue::jobs_done() const {
+std::vector<long> SlotQueue::jobs_taken() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return done_;
+  return taken_;
 }
 
 void SlotQueue::serve(size_t slot) {
@@ -66,13 +66,13 @@ void SlotQueue::serve(size_t slot) {
       job = std::move(waiting_.front());
       waiting_.pop_front();
       running_since_[slot] = now_seconds();
+      ++taken_[slot];
     }
     job(slot);
     job = nullptr;  // what the job holds (its promise, its candidate) goes before the next is taken
     std::lock_guard<std::mutex> lock(mu_);
     busy_[slot] += now_seconds() - running_since_[slot];
     running_since_[slot] = -1;
-    ++done_[slot];
   }
 }
 

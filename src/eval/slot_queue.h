@@ -31,8 +31,10 @@ class SlotQueue {
 
   size_t slots() const { return threads_.size(); }
   size_t waiting() const;                  // jobs pushed and not taken yet
-  std::vector<double> busy_seconds() const;  // per slot: time spent running jobs, the running one's so far
-  std::vector<long> jobs_done() const;       // per slot
+  // Per slot, the running job included (so a job whose result is out is always counted): time
+  // spent running jobs, and jobs taken.
+  std::vector<double> busy_seconds() const;
+  std::vector<long> jobs_taken() const;
 
  private:
   void serve(size_t slot);
@@ -42,7 +44,7 @@ class SlotQueue {
   std::deque<Job> waiting_;
   bool stopping_ = false;
   std::vector<double> busy_;
-  std::vector<long> done_;
+  std::vector<long> taken_;
   std::vector<double> running_since_;  // per slot: when its job started (seconds on the clock), or -1
   std::vector<std::thread> threads_;
 };

@@ -28,7 +28,7 @@ struct EvalRequest {
 // Where a GPU (or simulated) evaluator's time went since it was made; zeros for replay.
 struct EngineFigures {
   std::vector<double> busy_seconds;  // per GPU: time its slot held a job
-  std::vector<long> jobs;            // per GPU: jobs it evaluated
+  std::vector<long> jobs;            // per GPU: jobs it took (the running one included)
   int64_t sources = 0;               // distinct candidate texts prepared (parsed, then built)
   int64_t compiled = 0;              // built by NVRTC in a compile worker
   int64_t cache_hits = 0;            // built from the CUBIN cache
