@@ -12,7 +12,7 @@
 # an H200), TASKS, BUDGET (evaluations per task), POPULATION and ISLANDS (per task and generation),
 # COLD (1: the cold-cache run first; 0: skip it), OUT (logs and campaign files; default a temporary
 # folder). Prints one row per run: evaluations per minute against the ideal (GPUs x 60 /
-# EVAL_SECONDS), the GPUs' busy share (mean, lowest and highest), the share of GPU time spent
+# EVAL_SECONDS), the GPUs' busy share (all of them, and each), the share of GPU time spent
 # holding (what a real GPU would have computed), this process's CPU per evaluation, and where the
 # loop's thread and the build pipeline spent their time.
 set -euo pipefail
@@ -32,7 +32,7 @@ cd "$root"
 ntasks=$(echo $tasks | wc -w)
 echo "engine_sim: $ntasks tasks x $budget evaluations, $islands islands x $population per task and generation" \
   "($((ntasks * islands * population)) per generation), $seconds s per evaluation; $(nproc) cores; logs in $out"
-echo "| run | GPUs | evaluations | wall s | per min (ideal) | busy % mean (min-max) | holding % | CPU ms/eval |" \
+echo "| run | GPUs | evaluations | wall s | per min (ideal) | busy % (per GPU) | holding % | CPU ms/eval |" \
   "loop: generate / notify+update / commit / waiting s | builds: compiled (NVRTC s each) / cached, pipeline thread s |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 
@@ -48,10 +48,8 @@ run() {
     function before(w,   i) { for (i = 2; i <= NF; ++i) if ($i == w) return $(i - 1); return "-" }
     /evaluations on GPUs/ {
       evals = $2; wall = after("in"); permin = after("s:"); busy = after("busy"); sub(/%/, "", busy)
-      lo = 101; hi = -1
-      for (i = 1; i <= NF; ++i) if ($i == "GPU:") for (j = i + 1; j <= NF; ++j) {
-        v = $j; sub(/\)/, "", v); if (v + 0 < lo) lo = v + 0; if (v + 0 > hi) hi = v + 0
-      }
+      per = ""
+      for (i = 1; i <= NF; ++i) if ($i == "GPU:") for (j = i + 1; j <= NF; ++j) { v = $j; sub(/\)/, "", v); per = per (per == "" ? "" : " ") v }
     }
     /of CPU/ {
       cpu = after("CPU"); sub(/\(/, "", cpu)
@@ -64,8 +62,8 @@ run() {
     END {
       # With the times of the recordings (EVAL_SECONDS=0) there is no one ideal.
       ideal = s > 0 ? sprintf("%.0f", n * 60 / s) : "-"; held = s > 0 ? sprintf("%.1f", 100 * evals * s / (wall * n)) : "-"
-      printf "| %s | %d | %d | %.1f | %.0f (%s) | %s (%.1f-%.1f) | %s | %s | %s / %s / %s / %s | %s (%s) / %s, %s |\n",
-        name, n, evals, wall, permin, ideal, busy, lo, hi, held, cpu, gen, notify, commit, wait, compiled, each, cached, thread
+      printf "| %s | %d | %d | %.1f | %.0f (%s) | %s (%s) | %s | %s | %s / %s / %s / %s | %s (%s) / %s, %s |\n",
+        name, n, evals, wall, permin, ideal, busy, per, held, cpu, gen, notify, commit, wait, compiled, each, cached, thread
     }'
 }
 

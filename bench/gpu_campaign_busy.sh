@@ -8,12 +8,15 @@
 #   KEVO_COMMIT=<hash> bench/gpu_campaign_busy.sh          one GPU (GPU 0), under ~8 minutes with the build
 #   GPUS=0,1 BUILD=0 bench/gpu_campaign_busy.sh            the same campaign on two GPUs, kevo already built
 #
-# The task: tasks/05_layer_norm.json (16x64x256x256 fp32, 570 MB per draw; a 0.28-8 ms kernel; its
-# evaluations took 0.14 s (median) in results/campaigns/h200-floor.h5) and 16,848 legal genomes, so
-# 2,000 evaluations are 2,000 distinct candidates. Environment: GPUS (0), TASKS, BUDGET (2000, per
-# task), POPULATION (16) and ISLANDS (2) per task and generation, MAX_SECONDS (timing per workload,
-# 0.5), SECONDS_LEFT (270: the campaign stops proposing after this long, so the call ends in time;
-# it then says how many evaluations it reached), BUILD (1), OUT (bench-out/gpu_campaign_busy).
+# The task: tasks/05_layer_norm.json, the development task with the smallest workload (16x64x256x256
+# fp32, 570 MB per draw, where most tasks move 4-15 GB; kernels of 0.28 ms (the best found) to a few
+# ms; its evaluations took 0.14 s (median) in results/campaigns/h200-floor.h5, before the integrity
+# checks of issue 17 added their share) and 16,848 legal genomes, so 2,000 evaluations are 2,000
+# distinct candidates. One correctness trial and 0.3 s of timing per workload keep 2,000 evaluations
+# near 4 minutes. Environment: GPUS (0), TASKS, BUDGET (2000, per task), POPULATION (16) and ISLANDS
+# (2) per task and generation, TRIALS (1), MAX_SECONDS (0.3), SECONDS_LEFT (270: the campaign stops
+# proposing after this long, so the call ends in time; it then says how many evaluations it
+# reached: run it again with BUILD=0 and more time), BUILD (1), OUT (bench-out/gpu_campaign_busy).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -32,7 +35,7 @@ fi
 
 file=$out/campaign-gpus-${gpus//,/_}.h5
 "$build/kevo" run $tasks --out "$file" --force --gpus "$gpus" --budget-evals "$budget" \
-  --population "${POPULATION:-16}" --islands "${ISLANDS:-2}" --max-seconds "${MAX_SECONDS:-0.5}" \
+  --population "${POPULATION:-16}" --islands "${ISLANDS:-2}" --trials "${TRIALS:-1}" --max-seconds "${MAX_SECONDS:-0.3}" \
   --budget-seconds "${SECONDS_LEFT:-270}" --seed 1 > "$out/run.log" 2>&1 || { tail -20 "$out/run.log"; exit 1; }
 
 # From the campaign file: every run's last generation carries the campaign's wall time, the GPUs'
