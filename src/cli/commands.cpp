@@ -23,6 +23,7 @@ const std::map<std::string, Entry>& commands() {
       {"compile-worker", {cmd_compile_worker, nullptr}},
       {"eval", {cmd_eval, "build a candidate and evaluate it on the GPU: correctness, timing, speedup"}},
       {"worker", {cmd_worker, nullptr}},
+      {"sim-worker", {cmd_sim_worker, nullptr}},
       {"run", {cmd_run, "run a search campaign over tasks, on the GPU or replayed from recorded measurements"}},
       {"ablate", {cmd_ablate, "compare policies: one campaign run per task, arm and seed (see kevo report for the statistics)"}},
       {"resume", {cmd_resume, "continue a campaign file after its last complete generation"}},

@@ -14,6 +14,7 @@ int cmd_compile(const std::vector<std::string>& args);
 int cmd_compile_worker(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);
 int cmd_worker(const std::vector<std::string>& args);
+int cmd_sim_worker(const std::vector<std::string>& args);
 int cmd_space(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_ablate(const std::vector<std::string>& args);

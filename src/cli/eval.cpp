@@ -1,5 +1,6 @@
 // `kevo eval`: build a candidate for this GPU and evaluate it end to end (correctness trials,
-// cold-cache timing, eager baseline); `kevo worker`, the GPU worker the engine spawns.
+// cold-cache timing, eager baseline); `kevo worker`, the GPU worker the engine spawns, and
+// `kevo sim-worker`, a simulated GPU's.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "eval/cuda_driver.h"
 #include "eval/gpu_worker.h"
 #include "eval/runner.h"
+#include "eval/simulated_gpus.h"
 
 namespace kevo::cli {
 
@@ -58,6 +60,14 @@ int cmd_worker(const std::vector<std::string>& args) {
     return 2;
   }
   return eval::gpu_worker_main();
+}
+
+int cmd_sim_worker(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "kevo sim-worker: takes no arguments (it is started by kevo run --simulate-gpus)\n";
+    return 2;
+  }
+  return eval::simulated_worker_main();
 }
 
 int cmd_eval(const std::vector<std::string>& args) {

@@ -1,6 +1,7 @@
 // `kevo run`, `kevo ablate`, `kevo resume` and `kevo sweep`: campaigns, ablations and sweeps, on
 // the GPU or replayed, with a live progress line.
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,8 +66,8 @@ std::vector<std::string> expand_replay(const std::vector<std::string>& given) {
 struct EvaluatorFlags {
   std::vector<std::string> replay;
   std::string fallback_replay, gpus = "all", torch_baseline, cache_dir;
-  int trials = 2;
-  double max_seconds = 2;
+  int trials = 2, compile_workers = 0, simulate_gpus = 0;
+  double max_seconds = 2, sim_eval_seconds = 0;
   uint64_t seed = 1;
 
   // Settings a campaign file keeps, unless given again on the command line.
@@ -92,13 +93,34 @@ struct EvaluatorFlags {
         "trials", po::value(&trials)->default_value(2), "correctness trials per workload, each on fresh inputs")(
         "max-seconds", po::value(&max_seconds)->default_value(2), "timing repetitions per workload, at most (s)")(
         "torch-baseline", po::value(&torch_baseline), "tools/torch_baseline.py report: adds torch.compile figures")(
-        "cache-dir", po::value(&cache_dir), "CUBIN cache folder");
+        "cache-dir", po::value(&cache_dir), "CUBIN cache folder")(
+        "compile-workers", po::value(&compile_workers)->default_value(0), "NVRTC compile workers (0: one per core)")(
+        "simulate-gpus", po::value(&simulate_gpus)->default_value(0),
+        "measure the engine on this many simulated GPUs: compiled as on the GPU, answered from --replay's "
+        "recordings after the time an evaluation holds its GPU")(
+        "sim-eval-seconds", po::value(&sim_eval_seconds)->default_value(0),
+        "with --simulate-gpus: how long each evaluation holds its GPU (0: as long as its recording took)");
   }
 
   // The evaluator these flags ask for; `note` says plainly when the fallback replay was taken.
   std::unique_ptr<search::VariantEvaluator> make(std::vector<std::string>& replay_used, std::string& note) {
     if (trials < 1 || trials > 1000 || !(max_seconds > 0))
       throw InputError(Location{}, "--trials", "--trials and --max-seconds need sane positive values");
+    if (compile_workers < 0 || compile_workers > 1024)
+      throw InputError(Location{}, "--compile-workers", "give 0 (one per core) to 1024");
+    if (simulate_gpus != 0) {
+      search::SimulationConfig sc;
+      sc.gpus = simulate_gpus;
+      replay_used = replay.empty() ? replay : expand_replay(replay);
+      sc.replay = replay_used;
+      sc.eval_seconds = sim_eval_seconds;
+      sc.trials = trials;
+      sc.compile_workers = compile_workers;
+      sc.cache_dir = cache_dir;
+      return search::make_simulated_evaluator(sc);
+    }
+    if (sim_eval_seconds != 0)
+      throw InputError(Location{}, "--sim-eval-seconds", "only with --simulate-gpus");
     std::vector<int> gpu_list;
     try {
       gpu_list = parse_gpus(gpus);
@@ -121,6 +143,7 @@ struct EvaluatorFlags {
     g.gpus = gpu_list;
     g.torch_baseline = torch_baseline;
     g.cache_dir = cache_dir;
+    g.compile_workers = compile_workers;
     return search::make_gpu_evaluator(g);
   }
 };
@@ -198,6 +221,42 @@ void summary(const store::CampaignContents& c, const search::VariantEvaluator& e
       std::cout << "GPU busy " << fmt("%.1f", 100 * g.gpu_busy_seconds / (g.wall_seconds * g.gpus)) << "% of "
                 << duration(g.wall_seconds) << " on " << ev.describe() << "\n";
   }
+}
+
+// Where the engine's time went (GPU and simulated evaluators): evaluations per minute, each GPU's
+// busy share, this process's CPU time per evaluation, the loop's thread and the build pipeline.
+void engine_summary(const search::VariantEvaluator& ev, const search::Progress& last) {
+  const search::EngineFigures f = ev.figures();
+  if (f.busy_seconds.empty() || !(last.elapsed_seconds > 0)) return;
+  long jobs = 0;
+  double busy = 0;
+  std::string per_gpu;
+  for (size_t k = 0; k < f.busy_seconds.size(); ++k) {
+    jobs += k < f.jobs.size() ? f.jobs[k] : 0;
+    busy += f.busy_seconds[k];
+    per_gpu += (k ? " " : "") + fmt("%.1f", 100 * f.busy_seconds[k] / last.elapsed_seconds);
+  }
+  const double wall = last.elapsed_seconds;
+  std::cout << "engine: " << jobs << " evaluations on GPUs in " << fmt("%.1f", wall) << " s: "
+            << fmt("%.1f", 60.0 * static_cast<double>(jobs) / wall) << " per minute; busy "
+            << fmt("%.1f", 100 * busy / (wall * static_cast<double>(f.busy_seconds.size()))) << "% (per GPU: " << per_gpu
+            << ")\n";
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  const search::LoopSeconds& l = last.loop;
+  std::cout << "engine: this process " << fmt("%.1f", cpu) << " s of CPU";
+  if (jobs > 0) std::cout << " (" << fmt("%.1f", 1e3 * cpu / static_cast<double>(jobs)) << " ms per evaluation)";
+  std::cout << "; the loop's thread: generate " << fmt("%.2f", l.generate) << " s, notify+update "
+            << fmt("%.2f", l.notify_update) << " s, commit " << fmt("%.2f", l.commit) << " s, waiting for results "
+            << fmt("%.2f", l.waiting) << " s\n";
+  std::cout << "engine: builds: " << f.sources << " candidate texts, " << f.compiled << " compiled";
+  if (f.compiled > 0)
+    std::cout << " (NVRTC " << fmt("%.3f", f.compile_seconds / static_cast<double>(f.compiled)) << " s each, "
+              << fmt("%.2f", f.compile_seconds / wall) << " cores busy compiling)";
+  std::cout << ", " << f.cache_hits << " from the cache, " << f.failed_before_gpu
+            << " failed before a GPU; the pipeline's thread busy " << fmt("%.1f", f.prepare_seconds) << " s\n";
 }
 
 // --llm-weight's number; a bad one is caught by the configuration's check.
@@ -308,14 +367,19 @@ int cmd_run(const std::vector<std::string>& args) {
   std::cout << "campaign " << campaign->contents().campaign_id << " -> " << out << ": " << tasks.size() << " task"
             << (tasks.size() == 1 ? "" : "s") << ", policy " << c.arm << ", " << c.islands << " islands x "
             << c.population << ", " << c.budget_evals << " evaluations per task, on " << evaluator->describe() << "\n";
+  search::Progress last;
   try {
-    campaign->run(show);
+    campaign->run([&](const search::Progress& p) {
+      last = p;
+      show(p);
+    });
   } catch (const InputError& e) {
     return input_error("run", e);
   } catch (const std::runtime_error& e) {
     return input_error("run", e);
   }
   summary(campaign->contents(), *evaluator);
+  engine_summary(*evaluator, last);
   if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
   return 0;
 }
@@ -373,13 +437,15 @@ int cmd_ablate(const std::vector<std::string>& args) {
     return input_error("ablate", e);
   }
   if (!note.empty()) std::cout << "kevo ablate: " << note << "\n";
+  search::Progress last;
   std::cout << "ablation " << campaign->contents().campaign_id << " -> " << out << ": " << tasks.size() << " task"
             << (tasks.size() == 1 ? "" : "s") << " x " << arms.size() << " arm" << (arms.size() == 1 ? "" : "s") << " x "
             << seeds << " seed" << (seeds == 1 ? "" : "s") << ", " << c.islands << " islands x " << c.population << ", "
             << c.budget_evals << " evaluations per run, on " << evaluator->describe() << "\n";
   try {
     // The progress line names each task once, with its best over all arms and seeds.
-    campaign->run([](const search::Progress& p) {
+    campaign->run([&](const search::Progress& p) {
+      last = p;
       search::Progress per_task = p;
       per_task.best.clear();
       for (const auto& [task, best] : p.best) {
@@ -403,6 +469,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
     std::cout << "\n";
   }
   std::cout << "kevo report " << out << " --html ablation.html: curves with 95% bootstrap bands and paired comparisons\n";
+  engine_summary(*evaluator, last);
   if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
   return 0;
 }
@@ -433,14 +500,19 @@ int cmd_resume(const std::vector<std::string>& args) {
   }
   if (!note.empty()) std::cout << "kevo resume: " << note << "\n";
   std::cout << "resuming " << path << " on " << evaluator->describe() << "\n";
+  search::Progress last;
   try {
-    campaign->run(show);
+    campaign->run([&](const search::Progress& p) {
+      last = p;
+      show(p);
+    });
   } catch (const InputError& e) {
     return input_error("resume", e);
   } catch (const std::runtime_error& e) {
     return input_error("resume", e);
   }
   summary(campaign->contents(), *evaluator);
+  engine_summary(*evaluator, last);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ class CompilePool {
   // One result per request, in order. A worker that hangs, crashes or runs out of memory gives
   // that request a Timeout, Crashed or OutOfMemory result; the pool replaces the worker.
   std::vector<BuildResult> build_all(const std::vector<BuildRequest>& requests);
+  // The same, each result handed to `done(index, result)` as soon as it is there: cache hits first,
+  // in order, then compiles as they finish. One caller at a time.
+  void build_each(const std::vector<BuildRequest>& requests, const std::function<void(size_t, BuildResult)>& done);
   int workers() const { return workers_; }
 
  private:

@@ -1,17 +1,16 @@
-// The Runner: one slot per GPU (eval/slot.h), each driven by a thread that takes the next job and
-// runs it through the protocol (eval/evaluation_run.h); the torch.compile figures' reader.
+// The Runner: one slot per GPU (eval/slot.h), each driven by a thread of the slot queue that takes
+// the oldest waiting job and runs it through the protocol (eval/evaluation_run.h); the
+// torch.compile figures' reader.
 #include "eval/runner.h"
 
 #include <c10/core/DeviceGuard.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "core/error.h"
 #include "core/json_doc.h"
@@ -19,6 +18,7 @@
 #include "eval/cuda_driver.h"
 #include "eval/evaluation_run.h"
 #include "eval/slot.h"
+#include "eval/slot_queue.h"
 
 namespace kevo::eval {
 
@@ -45,11 +45,29 @@ class Runner::Impl {
         throw std::runtime_error("no GPU " + std::to_string(d) + " (" + std::to_string(count) + " visible)");
       slots.push_back(std::make_unique<Slot>(d, opts));
     }
+    queue = std::make_unique<SlotQueue>(slots.size());
+  }
+  ~Impl() { queue.reset(); }  // the slots' threads end before the slots do
+
+  // One job on slot k, from that slot's thread: the driver's context and LibTorch's current device.
+  Measurement run(size_t k, const EvalJob& job) {
+    Slot& slot = *slots[k];
+    use_primary_context(slot.device());
+    c10::DeviceGuard device(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(slot.device())));
+    torch::NoGradGuard no_grad;
+    Measurement m = EvaluationRun(slot, job).run();
+    std::lock_guard<std::mutex> lock(stats_mu);
+    ++evaluations;
+    candidate_gpu_seconds += m.gpu_seconds;
+    return m;
   }
 
   EvalOptions opts;
   std::vector<std::unique_ptr<Slot>> slots;
-  EvalStats stats;
+  std::unique_ptr<SlotQueue> queue;
+  mutable std::mutex stats_mu;
+  int evaluations = 0;
+  double wall_seconds = 0, candidate_gpu_seconds = 0;
 };
 
 Runner::Runner(EvalOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -58,44 +76,51 @@ Runner::~Runner() = default;
 int Runner::gpus() const { return static_cast<int>(impl_->slots.size()); }
 std::string Runner::device_name() const { return impl_->slots.front()->name(); }
 std::string Runner::arch() const { return impl_->slots.front()->arch(); }
-const EvalStats& Runner::stats() const { return impl_->stats; }
 DeviceLimits Runner::limits() const { return impl_->slots.front()->limits(); }
+
+EvalStats Runner::stats() const {
+  EvalStats s;
+  s.busy_seconds = impl_->queue->busy_seconds();
+  s.jobs = impl_->queue->jobs_taken();
+  for (auto& slot : impl_->slots) s.workers_replaced += slot->replaced();
+  std::lock_guard<std::mutex> lock(impl_->stats_mu);
+  s.evaluations = impl_->evaluations;
+  s.wall_seconds = impl_->wall_seconds;
+  s.candidate_gpu_seconds = impl_->candidate_gpu_seconds;
+  return s;
+}
+
+std::future<Measurement> Runner::submit(EvalJob job) {
+  auto done = std::make_shared<std::promise<Measurement>>();
+  std::future<Measurement> out = done->get_future();
+  auto held = std::make_shared<EvalJob>(std::move(job));
+  impl_->queue->push([impl = impl_.get(), done, held](size_t k) {
+    try {
+      done->set_value(impl->run(k, *held));
+    } catch (...) {
+      done->set_exception(std::current_exception());
+    }
+  });
+  return out;
+}
 
 std::vector<Measurement> Runner::evaluate(const std::vector<EvalJob>& jobs) {
   auto start = Clock::now();
-  std::vector<Measurement> out(jobs.size());
-  std::atomic<size_t> next{0};
-  std::mutex error_mu;
+  std::vector<std::future<Measurement>> pending;
+  for (const EvalJob& job : jobs) pending.push_back(submit(job));
+  std::vector<Measurement> out;
   std::string engine_error;
-  std::vector<double> busy(impl_->slots.size(), 0.0);
-  auto serve = [&](Slot& slot, double& busy_seconds) {
+  for (auto& p : pending) {
     try {
-      // This thread drives the slot's GPU: the driver's context and LibTorch's current device.
-      use_primary_context(slot.device());
-      c10::DeviceGuard device(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(slot.device())));
-      torch::NoGradGuard no_grad;
-      for (size_t i; (i = next++) < jobs.size();) {
-        auto job_start = Clock::now();
-        out[i] = EvaluationRun(slot, jobs[i]).run();
-        busy_seconds += seconds_since(job_start);
-      }
+      out.push_back(p.get());
     } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(error_mu);
       engine_error = e.what();
+      out.emplace_back();
     }
-  };
-  std::vector<std::thread> threads;
-  for (size_t k = 0; k < impl_->slots.size(); ++k) threads.emplace_back(serve, std::ref(*impl_->slots[k]), std::ref(busy[k]));
-  for (auto& t : threads) t.join();
+  }
   if (!engine_error.empty()) throw std::runtime_error(engine_error);
-  EvalStats& s = impl_->stats;
-  s.evaluations += static_cast<int>(jobs.size());
-  s.wall_seconds += seconds_since(start);
-  s.busy_seconds.resize(busy.size(), 0.0);
-  for (size_t k = 0; k < busy.size(); ++k) s.busy_seconds[k] += busy[k];
-  s.workers_replaced = 0;
-  for (auto& slot : impl_->slots) s.workers_replaced += slot->replaced();
-  for (const Measurement& m : out) s.candidate_gpu_seconds += m.gpu_seconds;
+  std::lock_guard<std::mutex> lock(impl_->stats_mu);
+  impl_->wall_seconds += seconds_since(start);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,7 @@ struct EvalStats {
   double candidate_gpu_seconds = 0;  // the candidates' timed kernel time
   int workers_replaced = 0;
   std::vector<double> busy_seconds;  // per GPU: time its slot spent evaluating jobs (oracle, trials, timing)
+  std::vector<long> jobs;            // per GPU: jobs it took (the running one included)
 };
 
 class Runner {
@@ -61,11 +63,14 @@ class Runner {
   // Every job gets a Measurement, in order; jobs run in parallel across GPUs, one timed job per
   // GPU at a time. A candidate's failure never throws; only a broken engine does.
   std::vector<Measurement> evaluate(const std::vector<EvalJob>& jobs);
+  // One job behind every job submitted before it (eval/slot_queue.h): the first GPU free takes it.
+  // The future throws only for a broken engine. Thread-safe; the task must outlive the job.
+  std::future<Measurement> submit(EvalJob job);
 
   int gpus() const;
   std::string device_name() const;   // "NVIDIA H200"
   std::string arch() const;          // the architecture candidates must be built for
-  const EvalStats& stats() const;
+  EvalStats stats() const;           // thread-safe
   DeviceLimits limits() const;
 
  private:

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -119,7 +120,7 @@ class Slot {
   uint64_t arena_bytes_ = 0;
   std::string arena_handle_;
   uint64_t job_id_ = 0;
-  int replaced_ = 0;
+  std::atomic<int> replaced_{0};  // read by the Runner's stats from other threads
 };
 
 }  // namespace kevo::eval

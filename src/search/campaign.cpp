@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <random>
 #include <set>
 
@@ -54,6 +53,13 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+// Adds the time until it goes out of scope to `into`.
+struct Timed {
+  double& into;
+  Clock::time_point from = Clock::now();
+  ~Timed() { into += std::chrono::duration<double>(Clock::now() - from).count(); }
+};
+
 }  // namespace
 
 struct Campaign::Impl {
@@ -63,6 +69,8 @@ struct Campaign::Impl {
   Recording recording;                            // resume: the generations the file holds
   Clock::time_point start = Clock::now();
   double busy_at_start = 0;
+  int in_flight = 0;                              // generations submitted to the evaluator, not collected
+  LoopSeconds times;
 
   // The configuration's choices and the runs of the file's records.
   void init(const std::string& path, const CampaignConfig& config) {
@@ -81,6 +89,7 @@ struct Campaign::Impl {
 
   // Generation g's candidates; none once a generation or time limit is reached.
   Batch generate(int g) {
+    Timed generating{times.generate};
     const CampaignConfig& c = s.config;
     if ((c.max_generations > 0 && g >= c.max_generations) || (c.wall_seconds > 0 && elapsed() >= c.wall_seconds)) {
       Batch none;
@@ -90,31 +99,42 @@ struct Campaign::Impl {
     return propose(s, g);
   }
 
-  void build(const Batch& b) {
-    if (!b.empty() && !from_file(b)) evaluator->prepare(b.requests);
+  // Hands generation b to the evaluator, whose compiles and GPU jobs for it start behind the earlier
+  // generations'; nothing for a generation the file answers.
+  void submit(const Batch& b) {
+    if (b.empty() || from_file(b)) return;
+    std::vector<EvalRequest> live;
+    for (size_t i = 0; i < b.requests.size(); ++i)
+      if (!b.premade[i]) live.push_back(b.requests[i]);
+    evaluator->submit(std::move(live));
+    ++in_flight;
   }
 
   // One measurement per request: recorded ones when re-deriving, render failures as they are,
-  // the evaluator's for the rest.
-  std::vector<store::MeasurementRecord> run(const Batch& b) {
+  // the evaluator's for the rest, in request order whichever was measured first.
+  std::vector<store::MeasurementRecord> collect(const Batch& b) {
     if (from_file(b)) return recorded_results(recording, b, s.path);
+    Timed waiting{times.waiting};
+    --in_flight;
+    std::vector<store::MeasurementRecord> got = evaluator->collect();
     std::vector<store::MeasurementRecord> out(b.requests.size());
-    std::vector<EvalRequest> live;
-    std::vector<size_t> live_of;
-    for (size_t i = 0; i < b.requests.size(); ++i) {
+    for (size_t i = 0, j = 0; i < b.requests.size(); ++i) {
       if (b.premade[i]) {
         out[i] = *b.premade[i];
-      } else {
-        live.push_back(b.requests[i]);
-        live_of.push_back(i);
+        continue;
       }
-    }
-    std::vector<store::MeasurementRecord> got = evaluator->measure(live);
-    for (size_t j = 0; j < got.size(); ++j) {
-      out[live_of[j]] = std::move(got[j]);
-      out[live_of[j]].variant = live[j].variant;
+      out[i] = std::move(got.at(j++));
+      out[i].variant = b.requests[i].variant;
     }
     return out;
+  }
+
+  // What the evaluator still holds, collected and dropped before the runs its requests point into go.
+  void drain() noexcept {
+    for (; in_flight > 0; --in_flight) try {
+        evaluator->collect();
+      } catch (...) {
+      }
   }
 
   // The policies learn from what they measured and earned; stale islands start over; elites migrate.
@@ -131,33 +151,39 @@ struct Campaign::Impl {
   // policies to what the file holds after it).
   void finish(Batch& b, const std::vector<store::MeasurementRecord>& results,
               const std::function<void(const Progress&)>& report) {
-    update(b.generation, notify_results(s, b, results));
+    {
+      Timed notifying{times.notify_update};
+      update(b.generation, notify_results(s, b, results));
+    }
     const bool replaying = from_file(b);
-    if (replaying) restore_policies(s.contents, s.runs, b.generation);
-    else commit(s, b, results, commit_times());
+    if (replaying) {
+      restore_policies(s.contents, s.runs, b.generation);
+    } else {
+      Timed committing{times.commit};
+      commit(s, b, results, commit_times());
+    }
     if (report) report(progress(b.generation, replaying));
   }
 
   // ---- the loops --------------------------------------------------------------------------------
 
-  // Generation g is measured while generation g+1 is generated and built.
+  // Generation g is measured while generation g+1 is generated and handed to the evaluator, whose
+  // GPUs go on with g+1's jobs as each is done with g's (none waits for g's slowest job), and
+  // generation g+2 is generated (from the state after g) while they measure g+1.
   void loop(const std::function<void(const Progress&)>& report) {
     if (!s.config.llm.between_generations.empty()) return serial_loop(report);
-    Batch cur = generate(0);
-    build(cur);
-    while (!cur.empty()) {
-      std::future<std::vector<store::MeasurementRecord>> measuring =
-          std::async(std::launch::async, [&] { return run(cur); });
-      Batch next;
-      try {
-        next = generate(cur.generation + 1);
-        build(next);
-      } catch (...) {
-        measuring.wait();
-        throw;
+    try {
+      Batch cur = generate(0);
+      submit(cur);
+      while (!cur.empty()) {
+        Batch next = generate(cur.generation + 1);
+        submit(next);
+        finish(cur, collect(cur), report);
+        cur = std::move(next);
       }
-      finish(cur, measuring.get(), report);
-      cur = std::move(next);
+    } catch (...) {
+      drain();
+      throw;
     }
   }
 
@@ -165,8 +191,8 @@ struct Campaign::Impl {
   // model it asks may have changed), so nothing overlaps.
   void serial_loop(const std::function<void(const Progress&)>& report) {
     for (Batch cur = generate(0); !cur.empty(); cur = generate(cur.generation + 1)) {
-      build(cur);
-      finish(cur, run(cur), report);
+      submit(cur);
+      finish(cur, collect(cur), report);
       if (!from_file(cur)) run_between_generations(s.config.llm, s.path, cur.generation, llm_client.get());
     }
   }
@@ -190,6 +216,7 @@ struct Campaign::Impl {
       p.best.emplace_back(run.task->name, run.best);
     }
     p.elapsed_seconds = elapsed();
+    p.loop = times;
     const int gpus = evaluator->gpus();
     if (gpus > 0 && p.elapsed_seconds > 0)
       p.gpu_busy_fraction = (evaluator->gpu_busy_seconds() - busy_at_start) / (p.elapsed_seconds * gpus);

@@ -17,6 +17,14 @@
 
 namespace kevo::search {
 
+// Where the loop's own thread spent this process's time, in seconds.
+struct LoopSeconds {
+  double generate = 0;       // proposals: parents, policies, rendering, duplicates
+  double waiting = 0;        // for a generation's last records (the GPUs busy with it)
+  double notify_update = 0;  // outcomes, archives, rewards, policy updates, islands
+  double commit = 0;         // the campaign file
+};
+
 struct Progress {
   int generation = 0;
   int64_t evaluations = 0, budget = 0, unmeasured = 0, duplicates = 0;
@@ -24,6 +32,7 @@ struct Progress {
   double elapsed_seconds = 0;      // this process
   double gpu_busy_fraction = 0;    // this process: worker busy time / (elapsed x GPUs); 0 on replay
   double seconds_left = 0;         // estimated
+  LoopSeconds loop;                // this process
   bool replaying_file = false;     // re-deriving generations already in the file (resume)
   // The llm arm: requests, failures by kind, tokens (this process).
   int64_t llm_requests = 0, llm_failed = 0, llm_rate_limited = 0, llm_timeouts = 0, llm_tokens = 0;

@@ -1,9 +1,13 @@
-// What the campaign asks of an evaluator: measure a batch of variants, with a chance to prepare
-// (compile) the next batch while the current one is being measured. Two implementations: the GPU
-// (NVRTC compile pool plus the sandboxed runner) and replay (answers from recorded measurements).
+// What the campaign asks of an evaluator: measure batches of variants, pipelined (a batch handed
+// over while the one before it is still measured, its records collected in order). Three
+// implementations: the GPU (NVRTC compile pool plus the sandboxed runner), simulated GPUs (the same
+// pipeline, recorded answers after the time they held a GPU) and replay (recorded answers at once).
 #pragma once
 
+#include <cstdint>
+#include <deque>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,17 +25,50 @@ struct EvalRequest {
   std::string source_hash;
 };
 
+// Where a GPU (or simulated) evaluator's time went since it was made; zeros for replay.
+struct EngineFigures {
+  std::vector<double> busy_seconds;  // per GPU: time its slot held a job
+  std::vector<long> jobs;            // per GPU: jobs it took (the running one included)
+  int64_t sources = 0;               // distinct candidate texts prepared (parsed, then built)
+  int64_t compiled = 0;              // built by NVRTC in a compile worker
+  int64_t cache_hits = 0;            // built from the CUBIN cache
+  int64_t failed_before_gpu = 0;     // bad plans and compile errors: answered without a GPU
+  double compile_seconds = 0;        // NVRTC's time for the compiled ones, summed over the workers
+  double prepare_seconds = 0;        // the pipeline's thread: parsing, cache look-ups, compiles waited for
+};
+
 class VariantEvaluator {
  public:
   virtual ~VariantEvaluator() = default;
-  // Work that can overlap the measurement of the previous batch (compiling). Optional.
-  virtual void prepare(const std::vector<EvalRequest>& batch) {}
   // One record per request, in order. A candidate's failure is a status, never an exception.
+  // Not to be mixed with batches submitted and not yet collected.
   virtual std::vector<store::MeasurementRecord> measure(const std::vector<EvalRequest>& batch) = 0;
+
+  // Pipelined measurement (campaigns and sweeps): submit() hands a batch over and returns;
+  // collect() waits for the oldest batch not collected yet and returns its records, one per
+  // request in request order, whatever order they were measured in. The GPU evaluators start a
+  // batch's compiles at once and queue its jobs behind every job of the batches before it, so a GPU
+  // done with one batch goes on with the next. The default measures a batch when it is collected.
+  virtual void submit(std::vector<EvalRequest> batch) { submitted_.push_back(std::move(batch)); }
+  virtual std::vector<store::MeasurementRecord> collect() {
+    if (submitted_.empty()) throw std::logic_error("collect() without a batch submitted");
+    std::vector<EvalRequest> batch = std::move(submitted_.front());
+    submitted_.pop_front();
+    return measure(batch);
+  }
+
   virtual std::string describe() const = 0;   // "1 x NVIDIA H200 (sm_90a)", "replay: results/spaces/relu.h5"
   virtual int gpus() const { return 0; }
-  virtual double gpu_busy_seconds() const { return 0; }  // summed over GPUs, since construction
+  virtual double gpu_busy_seconds() const {   // summed over GPUs, since construction; thread-safe
+    double s = 0;
+    for (double b : figures().busy_seconds) s += b;
+    return s;
+  }
   virtual std::string gpu_name() const { return {}; }
+  virtual EngineFigures figures() const { return {}; }  // thread-safe
+
+ private:
+  std::deque<std::vector<EvalRequest>> submitted_;
 };
 
 // Answers from the measurements recorded in campaign or sweep files (keyed by task, space and
@@ -51,5 +88,21 @@ struct GpuEvaluatorConfig {
 
 // The real thing. Throws std::runtime_error (one line) when there is no GPU.
 std::unique_ptr<VariantEvaluator> make_gpu_evaluator(const GpuEvaluatorConfig& config);
+
+struct SimulationConfig {
+  int gpus = 1;
+  std::vector<std::string> replay;  // the recordings that answer
+  double eval_seconds = 0;          // each evaluation holds its GPU this long; 0: as long as its recording did
+  int trials = 2;                   // correctness trials per workload: the requests per evaluation
+  int compile_workers = 0;          // 0: one per core
+  std::string cache_dir;            // CUBIN cache; empty: the default
+};
+
+// The GPU evaluator's pipeline (parsing, the compile pool or its cache, the slot queue, the
+// protocol's CPU side, a worker per GPU) on simulated GPUs: each variant is answered with its
+// recording, as replay would answer it, after holding a simulated GPU as long as its evaluation
+// would. A campaign on it searches exactly as the replay campaign does and shows what the engine
+// costs and how busy it keeps N GPUs. Throws InputError for a bad file or setting.
+std::unique_ptr<VariantEvaluator> make_simulated_evaluator(const SimulationConfig& config);
 
 }  // namespace kevo::search

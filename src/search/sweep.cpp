@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <map>
 #include <random>
 #include <set>
@@ -241,23 +240,30 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
   };
   const double busy0 = evaluator.gpu_busy_seconds();
   const auto start = Clock::now();
-  if (!batches.empty()) {
-    render(batches[0]);
-    evaluator.prepare(batches[0].requests);
-  }
+  // Batch bi+1 is handed over before batch bi is collected: its compiles and GPU jobs follow bi's.
+  // A sweep that stops early collects (and drops) what it handed over: those requests point at its tasks.
+  struct Handed {
+    VariantEvaluator& evaluator;
+    size_t submitted = 0, collected = 0;
+    ~Handed() {
+      for (; collected < submitted; ++collected) try {
+          evaluator.collect();
+        } catch (...) {
+        }
+    }
+  } handed{evaluator};
+  auto submit_next = [&] {
+    if (handed.submitted == batches.size()) return;
+    render(batches[handed.submitted]);
+    evaluator.submit(batches[handed.submitted].requests);
+    ++handed.submitted;
+  };
   for (size_t bi = 0; bi < batches.size(); ++bi) {
     Batch& b = batches[bi];
-    auto measuring = std::async(std::launch::async, [&] { return evaluator.measure(b.requests); });
-    if (bi + 1 < batches.size()) {
-      try {
-        render(batches[bi + 1]);
-        evaluator.prepare(batches[bi + 1].requests);
-      } catch (...) {
-        measuring.wait();
-        throw;
-      }
-    }
-    std::vector<store::MeasurementRecord> results = measuring.get();
+    if (bi == 0) submit_next();
+    submit_next();
+    ++handed.collected;  // a collect() that throws has taken its batch too
+    std::vector<store::MeasurementRecord> results = evaluator.collect();
     Job& j = jobs[b.job];
     for (size_t i = 0; i < results.size(); ++i) {
       b.variants[i].generation = generation;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -286,6 +287,38 @@ TEST(Run, WithoutAGpuTheFallbackReplayIsTakenAndSaidPlainly) {
   auto g = testing::run_kevo("run " + kRoot + "tasks/01_relu.json --out " + temp_path("nogpu.h5"));
   EXPECT_EQ(g.status, 2) << g.out;
   EXPECT_NE(g.out.find("GPU"), std::string::npos) << g.out;
+}
+
+// The number before `label` in the engine's summary ("engine: 24 evaluations on GPUs"); -1 if absent.
+long figure_before(const std::string& out, const std::string& label) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex("([0-9]+) " + label))) return -1;
+  return std::stol(m[1]);
+}
+
+TEST(Run, SimulatedGpusSearchAsTheReplayDoesAndSayWhereTheTimeWent) {
+  const std::string args = kRoot + "tasks/01_relu.json --replay " + replay_file() +
+                           " --budget-evals 24 --population 4 --islands 2 --seed 3";
+  const std::string replayed = temp_path("replayed.h5"), simulated = temp_path("simulated.h5");
+  ASSERT_EQ(testing::run_kevo("run " + args + " --out " + replayed).status, 0);
+  auto r = testing::run_kevo("run " + args + " --out " + simulated + " --simulate-gpus 3 --sim-eval-seconds 0.02 " +
+                             "--compile-workers 2 --cache-dir " + temp_path("cubin"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  // Three GPUs answering in whatever order their jobs finish: the search is the replay's.
+  EXPECT_EQ(fingerprint(replayed), fingerprint(simulated));
+  // Every variant sent to the evaluator went to a simulated GPU or failed before one.
+  EXPECT_EQ(figure_before(r.out, "evaluations on GPUs") + figure_before(r.out, "failed before a GPU"), 24) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("per GPU: [0-9.]+ [0-9.]+ [0-9.]+\\)"))) << r.out;
+  EXPECT_NE(r.out.find("ms per evaluation"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("waiting for results"), std::string::npos) << r.out;
+  // Bad settings get one line and exit 2.
+  for (const std::string& flags : {std::string("--simulate-gpus 2"),  // recordings without times, no --sim-eval-seconds
+                                   std::string("--simulate-gpus 65 --sim-eval-seconds 1"),
+                                   std::string("--sim-eval-seconds 1")}) {
+    auto bad = testing::run_kevo("run " + args + " --out " + temp_path("bad.h5") + " " + flags);
+    EXPECT_EQ(bad.status, 2) << flags << ": " << bad.out;
+    EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1) << flags << ": " << bad.out;
+  }
 }
 
 TEST(Run, AblationOfTwoArmsOverSeedsReportsItsStatistics) {

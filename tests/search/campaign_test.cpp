@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <deque>
 #include <map>
 #include <set>
 
@@ -77,6 +78,37 @@ TEST(Campaign, SameSeedAndSameEvaluatorGiveTheSameCampaign) {
   other.seed = 8;
   testing::SyntheticEvaluator c;
   EXPECT_FALSE(fa == fingerprint(run_campaign(other, c))) << "the seed changes nothing";
+}
+
+// The synthetic landscape behind the pipelined interface, as the GPU evaluators are: a batch is
+// held from submit() until collected, and the most ever held at once is counted.
+class PipelinedEvaluator : public testing::SyntheticEvaluator {
+ public:
+  void submit(std::vector<EvalRequest> batch) override {
+    held.push_back(std::move(batch));
+    most_held = std::max(most_held, held.size());
+  }
+  std::vector<store::MeasurementRecord> collect() override {
+    std::vector<EvalRequest> b = std::move(held.front());
+    held.pop_front();
+    return measure(b);
+  }
+  std::deque<std::vector<EvalRequest>> held;
+  size_t most_held = 0;
+};
+
+TEST(Campaign, HandsTheNextGenerationOverBeforeCollectingOneAndSearchesAsIfEachWereMeasuredInTurn) {
+  testing::SyntheticEvaluator plain;
+  PipelinedEvaluator piped;
+  EXPECT_TRUE(fingerprint(run_campaign(small_config(), plain)) == fingerprint(run_campaign(small_config(), piped)));
+  // Generation g+1 is with the evaluator while g is measured: its GPUs need not wait for the loop.
+  EXPECT_EQ(piped.most_held, 2u);
+  EXPECT_TRUE(piped.held.empty());
+  // A campaign that stops on an engine error leaves nothing handed over (those requests point at its runs).
+  PipelinedEvaluator crashing;
+  crashing.fail_after = 3;
+  EXPECT_THROW(run_campaign(small_config(), crashing), std::runtime_error);
+  EXPECT_TRUE(crashing.held.empty());
 }
 
 TEST(Campaign, KeepsTheBudgetAndNeverMeasuresASourceTwice) {

@@ -1,0 +1,65 @@
+// The recordings of sweep and campaign files, indexed.
+#include "search/recorded_measurements.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "store/campaign_file.h"
+
+namespace kevo::search {
+
+namespace {
+
+std::string genome_key(const std::string& task, const std::string& space, const std::vector<int64_t>& genome) {
+  std::ostringstream s;
+  s << task << '\n' << space << '\n';
+  for (int64_t v : genome) s << v << ',';
+  return s.str();
+}
+
+}  // namespace
+
+RecordedMeasurements::RecordedMeasurements(const std::vector<std::string>& files) : files_(files) {
+  for (const std::string& f : files) {
+    store::for_each_measured(store::read_campaign(f), [&](const std::string& task, const store::VariantRecord& var,
+                                                          const store::MeasurementRecord& m) {
+      store::MeasurementRecord r = m;
+      r.gpu = "replay:" + f + (m.gpu.empty() ? "" : " (" + m.gpu + ")");
+      if (!var.space.empty()) by_genome_.emplace(genome_key(task, var.space, var.genome), r);
+      if (!var.source_hash.empty()) by_hash_.emplace(task + '\n' + var.source_hash, r);
+      if (gpu_.empty() && !m.gpu.empty()) gpu_ = m.gpu;
+      if (m.wall_seconds > 0) walls_.push_back(m.wall_seconds);
+    });
+  }
+  std::sort(walls_.begin(), walls_.end());
+}
+
+const store::MeasurementRecord* RecordedMeasurements::find(const EvalRequest& r) const {
+  if (!r.space.empty()) {
+    auto it = by_genome_.find(genome_key(r.task->name, r.space, r.genome));
+    if (it != by_genome_.end()) return &it->second;
+  }
+  auto it = by_hash_.find(r.task->name + '\n' + r.source_hash);
+  return it == by_hash_.end() ? nullptr : &it->second;
+}
+
+store::MeasurementRecord RecordedMeasurements::answer(const EvalRequest& r) const {
+  store::MeasurementRecord m;
+  if (const store::MeasurementRecord* found = find(r)) {
+    m = *found;
+  } else {
+    m.status = "unmeasured";
+    m.error = "no recording of this variant in the replay files";
+    m.gpu = "replay";
+  }
+  m.variant = r.variant;
+  return m;
+}
+
+double RecordedMeasurements::median_wall_seconds() const { return walls_.empty() ? 0 : walls_[walls_.size() / 2]; }
+
+std::string replayed_gpu_name(const std::string& recorded_gpu) {
+  return recorded_gpu.empty() ? "replay" : recorded_gpu + ", replayed";
+}
+
+}  // namespace kevo::search

@@ -1,0 +1,40 @@
+// Measurements recorded on a GPU (sweeps or earlier campaigns), keyed as a search asks for them: by
+// task, space and genome, free-form variants by source hash. The replay evaluator answers from
+// them at once; the simulated evaluator after the time their evaluations held a GPU.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "search/evaluator.h"
+#include "store/records.h"
+
+namespace kevo::search {
+
+class RecordedMeasurements {
+ public:
+  // Throws InputError when a file cannot be read.
+  explicit RecordedMeasurements(const std::vector<std::string>& files);
+
+  // The recording of the request's variant (its `gpu` naming the file), or null.
+  const store::MeasurementRecord* find(const EvalRequest& r) const;
+  // The recording, or an "unmeasured" record for a variant never recorded; its variant is the request's.
+  store::MeasurementRecord answer(const EvalRequest& r) const;
+
+  const std::vector<std::string>& files() const { return files_; }
+  size_t genomes() const { return by_genome_.size(); }
+  const std::string& gpu() const { return gpu_; }  // the first recording's GPU; empty if none says
+  double median_wall_seconds() const;             // of the recordings that kept one; 0 if none
+
+ private:
+  std::vector<std::string> files_;
+  std::map<std::string, store::MeasurementRecord> by_genome_, by_hash_;
+  std::string gpu_;
+  std::vector<double> walls_;
+};
+
+// The GPU a search on these recordings names as its target: "NVIDIA H200 (sm_90a), replayed".
+std::string replayed_gpu_name(const std::string& recorded_gpu);
+
+}  // namespace kevo::search
