@@ -1,4 +1,8 @@
-"""Symbolic sizes for the importers: integer expressions over axis names, as contracts write them."""
+"""Symbolic sizes for the importers: integer expressions over axis names, as contracts write them.
+
+A size is a polynomial whose factors are axis names or opaque atoms (a floor division or modulo
+that is not exact, kept whole), so B*C*(D // 2) // (B*C) simplifies to D // 2. Sizes without any
+axis are plain ints."""
 
 from __future__ import annotations
 
@@ -14,6 +18,40 @@ class NamedInt(int):
         obj = super().__new__(cls, value)
         obj.name = name
         return obj
+
+
+class Atom:
+    """An opaque factor: a // b or a % b of sizes, compared by its text."""
+
+    __slots__ = ("op", "a", "b", "key")
+
+    def __init__(self, op: str, a, b):
+        self.op, self.a, self.b = op, a, b
+        self.key = f"{_operand(a)} {op} {_operand(b)}"
+
+    def eval(self, env: dict) -> int:
+        x, y = evaluate(self.a, env), evaluate(self.b, env)
+        if y == 0:
+            raise ZeroDivisionError(f"division by zero in {self.key}")
+        return x // y if self.op == "//" else x % y
+
+    def axes(self) -> set:
+        return axes_of(self.a) | axes_of(self.b)
+
+
+_ATOMS: dict = {}  # key -> Atom: every opaque factor seen, so monomials can hold plain strings
+
+
+def _operand(x) -> str:
+    """A size inside a floor division: parenthesised unless it is one name or a non-negative number."""
+    if isinstance(x, Dim):
+        t = x.text()
+        return t if x.single_axis() else f"({t})"
+    return str(int(x)) if int(x) >= 0 else f"({int(x)})"
+
+
+def _factor_text(f: str) -> str:
+    return f"({f})" if f in _ATOMS else f
 
 
 def _poly_add(a: dict, b: dict, sign: int = 1) -> dict:
@@ -36,35 +74,27 @@ def _poly_mul(a: dict, b: dict) -> dict:
     return out
 
 
-def _poly_text(poly: dict) -> str:
-    terms = sorted(poly.items(), key=lambda t: (-len(t[0]), t[0]))
-    text = ""
-    for mono, c in terms:
-        body = "*".join(mono)
-        mag = abs(c)
-        term = body if mag == 1 and body else (f"{mag}*{body}" if body else str(mag))
-        if not text:
-            text = ("-" if c < 0 else "") + term
-        else:
-            text += (" - " if c < 0 else " + ") + term
-    return text or "0"
+def _term_text(mono: tuple, mag: int) -> str:
+    if len(mono) == 1 and mag == 1:
+        return mono[0]  # a lone atom needs no parentheses: // binds tighter than + and -
+    body = "*".join(_factor_text(f) for f in mono)
+    if not body:
+        return str(mag)
+    return body if mag == 1 else f"{mag}*{body}"
 
 
 class Dim:
-    """A size that depends on var axes: a polynomial (dict monomial -> coefficient, a monomial being
-    the sorted tuple of its axis names) or, where floor division or modulo is not exact, a node
-    (op, left, right) over sizes. Sizes without axes are plain ints, never Dims."""
+    """A size that depends on var axes: {monomial: coefficient}, a monomial being the sorted tuple
+    of its factors (axis names and atom keys)."""
 
-    __slots__ = ("poly", "node")
+    __slots__ = ("poly",)
 
-    def __init__(self, poly: dict | None = None, node: tuple | None = None):
+    def __init__(self, poly: dict):
         self.poly = poly
-        self.node = node
 
-    # ---- construction
     @staticmethod
     def axis(name: str) -> "Dim":
-        return Dim(poly={(name,): 1})
+        return Dim({(name,): 1})
 
     @staticmethod
     def _make(poly: dict) -> "int | Dim":
@@ -72,52 +102,45 @@ class Dim:
             return 0
         if list(poly) == [()]:
             return poly[()]
-        return Dim(poly=poly)
+        return Dim(poly)
 
-    # ---- reading
     def axes(self) -> set:
-        if self.poly is not None:
-            return {name for mono in self.poly for name in mono}
-        _, a, b = self.node
-        return axes_of(a) | axes_of(b)
+        out = set()
+        for mono in self.poly:
+            for f in mono:
+                out |= _ATOMS[f].axes() if f in _ATOMS else {f}
+        return out
 
     def single_axis(self) -> str | None:
         """The axis name when this size is exactly one var axis."""
-        if self.poly is not None and len(self.poly) == 1:
+        if len(self.poly) == 1:
             (mono, c), = self.poly.items()
-            if c == 1 and len(mono) == 1:
+            if c == 1 and len(mono) == 1 and mono[0] not in _ATOMS:
                 return mono[0]
         return None
 
     def text(self) -> str:
-        if self.poly is not None:
-            return _poly_text(self.poly)
-        op, a, b = self.node
-        if op == "+" and not isinstance(b, Dim) and int(b) < 0:
-            return f"{_wrapped(a)} - {-int(b)}"
-        return f"{_wrapped(a)} {op} {_wrapped(b)}"
+        terms = sorted(self.poly.items(), key=lambda t: (-len(t[0]), t[0]))
+        text = ""
+        for mono, c in terms:
+            term = _term_text(mono, abs(c))
+            if not text:
+                text = ("-" if c < 0 else "") + term
+            else:
+                text += (" - " if c < 0 else " + ") + term
+        return text or "0"
 
     def eval(self, env: dict) -> int:
-        if self.poly is not None:
-            total = 0
-            for mono, c in self.poly.items():
-                v = c
-                for name in mono:
-                    v *= env[name]
-                total += v
-            return total
-        op, a, b = self.node
-        x, y = evaluate(a, env), evaluate(b, env)
-        if op == "+":
-            return x + y
-        if op == "*":
-            return x * y
-        if y == 0:
-            raise ZeroDivisionError(f"division by zero in {self.text()}")
-        return x // y if op == "//" else x % y
+        total = 0
+        for mono, c in self.poly.items():
+            v = c
+            for f in mono:
+                v *= _ATOMS[f].eval(env) if f in _ATOMS else env[f]
+            total += v
+        return total
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Dim) and self.text() == other.text()
+        return isinstance(other, Dim) and self.poly == other.poly
 
     def __hash__(self) -> int:
         return hash(self.text())
@@ -125,7 +148,6 @@ class Dim:
     def __repr__(self) -> str:
         return f"Dim({self.text()})"
 
-    # ---- arithmetic (ints on either side)
     def __add__(self, other):
         return add(self, other)
 
@@ -160,15 +182,7 @@ class Dim:
         return mul(-1, self)
 
 
-def _wrapped(x) -> str:
-    if isinstance(x, Dim) and not (x.poly is not None and len(x.poly) == 1 and list(x.poly.values())[0] > 0):
-        return f"({x.text()})"
-    if isinstance(x, Dim):
-        return x.text()
-    return str(int(x)) if int(x) >= 0 else f"({int(x)})"
-
-
-def _as_poly(x) -> dict | None:
+def _poly(x) -> dict:
     if isinstance(x, Dim):
         return x.poly
     return {(): int(x)} if int(x) else {}
@@ -179,78 +193,62 @@ def is_size(x) -> bool:
 
 
 def add(a, b):
-    pa, pb = _as_poly(a), _as_poly(b)
-    if pa is not None and pb is not None:
-        return Dim._make(_poly_add(pa, pb))
-    if not isinstance(b, Dim) and int(b) == 0:
-        return a
-    return Dim(node=("+", a, b)) if not isinstance(a, int) or int(a) else b
+    if not isinstance(a, Dim) and not isinstance(b, Dim):
+        return int(a) + int(b)
+    return Dim._make(_poly_add(_poly(a), _poly(b)))
 
 
 def sub(a, b):
-    pa, pb = _as_poly(a), _as_poly(b)
-    if pa is not None and pb is not None:
-        return Dim._make(_poly_add(pa, pb, -1))
-    if not isinstance(b, Dim) and int(b) == 0:
-        return a
-    return add(a, mul(-1, b))
+    if not isinstance(a, Dim) and not isinstance(b, Dim):
+        return int(a) - int(b)
+    return Dim._make(_poly_add(_poly(a), _poly(b), -1))
 
 
 def mul(a, b):
     if not isinstance(a, Dim) and not isinstance(b, Dim):
         return int(a) * int(b)
-    pa, pb = _as_poly(a), _as_poly(b)
-    if pa is not None and pb is not None:
-        return Dim._make(_poly_mul(pa, pb))
-    if not isinstance(a, Dim) and int(a) == 1:
-        return b
-    if not isinstance(b, Dim) and int(b) == 1:
-        return a
-    return _Node("*", a, b)
+    return Dim._make(_poly_mul(_poly(a), _poly(b)))
 
 
 def _exact_quotient(pa: dict, pb: dict) -> dict | None:
-    """pa / pb when pb is one monomial dividing every term of pa exactly."""
+    """pa / pb when pb is one term dividing every term of pa exactly."""
     if len(pb) != 1:
         return None
     (mb, cb), = pb.items()
     out = {}
     for ma, ca in pa.items():
         rest = list(ma)
-        for name in mb:
-            if name not in rest:
+        for f in mb:
+            if f not in rest:
                 return None
-            rest.remove(name)
+            rest.remove(f)
         if ca % cb:
             return None
         out[tuple(rest)] = ca // cb
     return out
 
 
+def _atom(op: str, a, b) -> "Dim":
+    atom = Atom(op, a, b)
+    _ATOMS.setdefault(atom.key, atom)
+    return Dim({(atom.key,): 1})
+
+
 def floordiv(a, b):
     if not isinstance(a, Dim) and not isinstance(b, Dim):
         return int(a) // int(b)
-    if not isinstance(b, Dim) and int(b) == 1:
-        return a
-    pa, pb = _as_poly(a), _as_poly(b)
-    if pa is not None and pb is not None:
-        q = _exact_quotient(pa, pb)
-        if q is not None:
-            return Dim._make(q)
-    return _Node("//", a, b)
+    q = _exact_quotient(_poly(a), _poly(b))
+    if q is not None:
+        return Dim._make(q)
+    return _atom("//", a, b)
 
 
 def mod(a, b):
     if not isinstance(a, Dim) and not isinstance(b, Dim):
         return int(a) % int(b)
-    pa, pb = _as_poly(a), _as_poly(b)
-    if pa is not None and pb is not None and _exact_quotient(pa, pb) is not None:
+    if _exact_quotient(_poly(a), _poly(b)) is not None:
         return 0
-    return _Node("%", a, b)
-
-
-def _Node(op, a, b):
-    return Dim(node=(op, a, b))
+    return _atom("%", a, b)
 
 
 def axes_of(x) -> set:
@@ -272,7 +270,7 @@ def text_of(x) -> str:
 
 def shape_entry(x):
     """A shape entry for the contract's JSON: an int literal or a string expression."""
-    if isinstance(x, Dim) or isinstance(x, NamedInt):
+    if isinstance(x, (Dim, NamedInt)):
         return text_of(x)
     return int(x)
 
