@@ -86,7 +86,10 @@ Python find_python(const std::string& requested) {
   }
   Python fallback;
   for (const std::string& p : candidates) {
-    if (run_process({p, "-c", "import torch"}, true) == 0) return {p, true};
+    // find_spec looks for torch without importing it (an import takes seconds).
+    if (run_process({p, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"},
+                    true) == 0)
+      return {p, true};
     if (fallback.path.empty() && run_process({p, "-c", "pass"}, true) == 0) fallback.path = p;
   }
   return fallback;
