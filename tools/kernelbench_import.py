@@ -54,11 +54,13 @@ def agreement(t, a) -> bool | None:
         print("  agreement check: skipped (--no-agree)")
         return None
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError:
         print(f"  agreement check: skipped (no torch in {sys.executable})")
         return None
     from kevo_import.kb_agree import check
+
+    print(f"  python: {sys.executable}, torch {torch.__version__}")
 
     try:
         r = check(t, a.seed)

@@ -78,7 +78,6 @@ def translate(definition: dict, workloads: list, max_workloads: int, tolerance: 
     for field in ("name", "axes", "inputs", "outputs", "reference"):
         if field not in definition:
             raise ImportError_(f"{source}: not a FlashInfer-Bench definition: no '{field}'")
-    name = definition["name"]
     notes = [f"Imported from the FlashInfer-Bench definition {os.path.basename(source)} by `kevo import flashinfer`."]
     var_axes = [a for a, spec in definition["axes"].items() if spec.get("type") == "var"]
     unique, seen = [], set()

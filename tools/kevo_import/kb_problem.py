@@ -8,7 +8,7 @@ from collections import ChainMap
 from dataclasses import dataclass, field
 
 from .dist import DistTensor
-from .nn_modules import KINDS, Param
+from .nn_modules import KINDS
 from .pyeval import DrawEvaluator, Evaluator, Ref, module_aliases
 from .shapecheck import Checker, Untranslatable
 from .signature import Bound
@@ -277,8 +277,3 @@ class InitEvaluator(DrawEvaluator):
             return Ref("<super>")
         return super().call_ref(path, args, kwargs, node)
 
-    def attribute_ref_fix(self):
-        pass
-
-
-__all__ = ["Problem", "AxisConfig", "Instance", "ModuleSpec", "ParamSpec", "Param", "Root"]

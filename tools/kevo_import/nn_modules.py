@@ -254,10 +254,10 @@ KINDS: dict = {
     "SmoothL1Loss": Functional(f"{_LOSS}, beta=1.0", "F.smooth_l1_loss", "smooth_l1_loss", ["reduction", "beta"], 2),
     "HuberLoss": Functional("reduction='mean', delta=1.0", "F.huber_loss", "huber_loss", ["reduction", "delta"], 2),
     "KLDivLoss": Functional(f"{_LOSS}, log_target=False", "F.kl_div", "kl_div", ["reduction", "log_target"], 2),
-    "CrossEntropyLoss": Functional(f"weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', "
+    "CrossEntropyLoss": Functional("weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', "
                                    "label_smoothing=0.0", "F.cross_entropy", "cross_entropy",
                                    ["ignore_index", "reduction", "label_smoothing"], 2),
-    "NLLLoss": Functional(f"weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
+    "NLLLoss": Functional("weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
                           "F.nll_loss", "nll_loss", ["ignore_index", "reduction"], 2),
     "BCELoss": Functional(f"weight=None, {_LOSS}", "F.binary_cross_entropy", "binary_cross_entropy", ["reduction"], 2),
     "BCEWithLogitsLoss": Functional(f"weight=None, {_LOSS}, pos_weight=None", "F.binary_cross_entropy_with_logits",

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .shapecheck import T, Checker, ShapeError, Untranslatable, is_float, norm_dim, promote
-from .symdim import Dim, add, floordiv, is_size, mul, sub
+from .symdim import add, floordiv, mul, sub
 from .torch_rules import rule, tensor
 
 # ---------------------------------------------------------------------------------------------- products
@@ -332,8 +332,8 @@ def _kl_div(ck, a):
     return _pointwise_loss(ck, a)
 
 
-@rule("cross_entropy nll_loss", f"input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, "
-                                f"reduction='mean', label_smoothing=0.0")
+@rule("cross_entropy nll_loss", "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, "
+                                "reduction='mean', label_smoothing=0.0")
 def _cross_entropy(ck, a):
     x, t = tensor(a.input, "input"), tensor(a.target, "target")
     if is_float(t.dtype):
@@ -390,5 +390,3 @@ def _sdpa(ck, a):
         raise Untranslatable("attention dropout draws a random mask")
     return ck.tensor(batch + [q.shape[-2], v.shape[-1]], q.dtype)
 
-
-__all__ = ["conv_out", "pooled", "tuple_arg", "is_size", "Dim"]
