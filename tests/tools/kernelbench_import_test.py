@@ -207,6 +207,14 @@ def test_flashinfer():
           c["inputs"]["weight"]["init"] == {"dist": "normal", "mean": 0.0, "std": 1.0})
     check("flashinfer: the reference passes through", c["reference"] == definition["reference"])
     check("flashinfer: FlashInfer-Bench's default tolerance", c["tolerance"] == {"atol": 1e-2, "rtol": 1e-2})
+    two = dict(definition, type="rmsnorm", outputs={"y": definition["outputs"]["output"], "r": {"shape": [], "dtype": "float32"}},
+               reference="def run(hidden_states, weight, eps):\n    y = hidden_states * weight\n"
+                         "    return {'r': y.sum(), \"y\": y}  # by name\n")
+    del two["op_type"]
+    c2 = flashinfer.translate(two, workloads, 8, 1e-2, "two.json")
+    check("flashinfer: a dict returned by output name becomes the outputs in order",
+          c2["reference"].endswith("    return y, y.sum()  # by name\n"), c2["reference"])
+    check("flashinfer: the earlier field name 'type' is op_type", c2.get("op_type") == "rmsnorm" and "type" not in c2)
     fp8 = dict(definition, inputs=dict(definition["inputs"],
                                        weight={"shape": ["hidden_size"], "dtype": "float8_e4m3fn"}))
     try:
