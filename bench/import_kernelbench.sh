@@ -7,7 +7,7 @@
 #     OUT_DIR  contracts (OUT_DIR/level1/*.json), logs, and OUT_DIR/report.md: the summary and one
 #              row per problem (imported? check passed? why not?)
 #   KEVO=path/to/kevo (default: build/kevo)  JOBS=N (default: nproc)  DOCS=docs/file.md (also write
-#   the report there)
+#   the report there)  LIMIT_S=N (default 900: seconds each import and each check may take)
 #
 # A problem "passes" when it imports (translated, agreeing with its Model under Python torch where
 # torch is present, loaded by kevo's parser) and `kevo check` exits 0 having run the small workload
@@ -44,17 +44,21 @@ one() {
   json="$OUT/$lvl/$stem.json"
   log="$OUT/logs/${lvl}_$stem"
   rm -f "$json"
-  "$KEVO" import kernelbench "$f" -o "$json" --name "$name" >"$log.import" 2>&1
+  timeout "$LIMIT_S" "$KEVO" import kernelbench "$f" -o "$json" --name "$name" >"$log.import" 2>&1
   irc=$?
+  [ $irc -eq 124 ] && echo "kevo import: error: timed out after $LIMIT_S s" >>"$log.import"
   if [ $irc -eq 0 ]; then
     imported=yes
-    "$KEVO" check "$json" >"$log.check" 2>&1
+    timeout "$LIMIT_S" "$KEVO" check "$json" >"$log.check" 2>&1
     crc=$?
-    if [ $crc -ne 0 ]; then
+    if [ $crc -eq 124 ]; then
+      check=failed
+      reason="kevo check timed out after $LIMIT_S s"
+    elif [ $crc -ne 0 ]; then
       check=failed
       # kevo check's verdict: the first line naming the contract after its header ("FILE: NAME - ...").
       reason=$(grep -E "^$json|internal error" "$log.check" | grep -v -m1 -F "$json: $name - " |
-               sed -E "s|^$json:[0-9]+:[0-9]+: ||; s|^$json: ||")
+               sed -E "s|^$json:[0-9]+:[0-9]+: ||; s|^$json: ||; s|^|kevo check: |")
       [ -n "$reason" ] || reason="kevo check exited $crc"
     elif grep -q "ran on the CPU" "$log.check"; then
       check=passed
@@ -78,7 +82,7 @@ one() {
   printf '%s\t%s\t%s\t%s\t%s\n' "$lvl" "$stem" "$imported" "$check" "$reason" >"$OUT/status/${lvl}_$stem.tsv"
 }
 export -f one
-export OUT=$out KEVO=$kevo
+export OUT=$out KEVO=$kevo LIMIT_S=${LIMIT_S:-900}
 
 start=$(date +%s)
 find "$kb/level1" "$kb/level2" -maxdepth 1 -name '*.py' | sort -V | xargs -P "$jobs" -I{} bash -c 'one "$1"' _ {}
