@@ -129,9 +129,9 @@ def check(t: Translation, seed: int = 0) -> Agreement:
         fail(f"the model returns {len(expected)} outputs, the reference {len(got)}")
     for (name, _), e in zip(t.contract["outputs"].items(), expected):
         if result.ok and e.numel() > 1 and bool((e == e.flatten()[0]).all()):
-            result.lines.append(f"warning: output {name} is the constant {e.flatten()[0].item():g} on the small workload "
-                                "(the problem's own model gives it): kevo check will refuse a task whose outputs "
-                                "do not depend on its inputs")
+            result.lines.append(f"warning: output {name} is {e.flatten()[0].item():g} everywhere on the small workload, as "
+                                "the problem's own model computes it: kevo check refuses the task if no check can "
+                                "tell outputs that ignore the inputs from computed ones")
     if result.ok:
         result.lines.append(f"agreement: the reference matches the problem's Model within atol {tol['atol']}, rtol "
                             f"{tol['rtol']} on the small workload (max abs error {result.max_abs_err:.3g}; torch "
