@@ -55,8 +55,12 @@ def main(argv: list) -> int:
     if a.name:
         contract["name"] = a.name
     out = a.out or f"{contract['name']}.json"
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(dumps(contract))
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(dumps(contract))
+    except OSError as e:
+        print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
+        return 2
     print(f"{a.definition}: {contract['name']}: {len(contract['inputs'])} inputs, {len(contract['workloads'])} "
           f"workloads from {wpath}")
     print(f"wrote {out}")

@@ -43,8 +43,12 @@ def main(argv: list) -> int:
     agreed = agreement(t, a)
     if agreed is False:
         return 1
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(dumps(t.contract))
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(dumps(t.contract))
+    except OSError as e:
+        print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
+        return 2
     print(f"wrote {out}")
     return 0
 
