@@ -19,6 +19,7 @@ struct Entry {
 const std::map<std::string, Entry>& commands() {
   static const std::map<std::string, Entry> table = {
       {"check", {cmd_check, "validate task contracts and run their references on the CPU"}},
+      {"import", {cmd_import, "translate a KernelBench problem or a FlashInfer-Bench definition into a contract"}},
       {"compile", {cmd_compile, "validate a candidate and compile it with NVRTC (no GPU needed)"}},
       {"compile-worker", {cmd_compile_worker, nullptr}},
       {"eval", {cmd_eval, "build a candidate and evaluate it on the GPU: correctness, timing, speedup"}},

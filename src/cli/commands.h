@@ -10,6 +10,7 @@ namespace kevo::cli {
 int run_main(int argc, char** argv);
 
 int cmd_check(const std::vector<std::string>& args);
+int cmd_import(const std::vector<std::string>& args);
 int cmd_compile(const std::vector<std::string>& args);
 int cmd_compile_worker(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);

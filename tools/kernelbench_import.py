@@ -1,0 +1,81 @@
+"""Translates a KernelBench problem file (Model, get_inputs, get_init_inputs) into a kevo contract.
+
+    python3 tools/kernelbench_import.py PROBLEM.py [-o TASK.json] [--name NAME] [--seed S] [--no-agree]
+
+Exit status: 0 written; 1 the translation disagrees with the problem's Model (nothing written) or
+an internal error; 2 the problem cannot be translated (one line: PROBLEM.py:LINE: why)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from kevo_import.contract_json import dumps  # noqa: E402
+from kevo_import.kb_translate import TranslateError, summary, translate  # noqa: E402
+
+
+def main(argv: list) -> int:
+    ap = argparse.ArgumentParser(prog="kernelbench_import", description=__doc__.split("\n")[0])
+    ap.add_argument("problem")
+    ap.add_argument("-o", "--out", help="contract to write (default: NAME.json in the current folder)")
+    ap.add_argument("--name", help="the contract's name (default: the file's stem)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the agreement check's draws")
+    ap.add_argument("--no-agree", action="store_true", help="skip the agreement check under Python torch")
+    a = ap.parse_args(argv)
+    try:
+        with open(a.problem, encoding="utf-8") as f:
+            source = f.read()
+    except OSError as e:
+        print(f"{a.problem}: cannot read: {e.strerror}", file=sys.stderr)
+        return 2
+    try:
+        t = translate(a.problem, source, a.name)
+    except TranslateError as e:
+        where = f"{a.problem}:{e.line}" if e.line else a.problem
+        print(f"{where}: cannot translate: {e}", file=sys.stderr)
+        return 2
+    out = a.out or f"{t.contract['name']}.json"
+    print(f"{a.problem}: {t.contract['name']}")
+    print(summary(t))
+    agreed = agreement(t, a)
+    if agreed is False:
+        return 1
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(dumps(t.contract))
+    except OSError as e:
+        print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
+    return 0
+
+
+def agreement(t, a) -> bool | None:
+    if a.no_agree:
+        print("  agreement check: skipped (--no-agree)")
+        return None
+    try:
+        import torch
+    except ImportError:
+        print(f"  agreement check: skipped (no torch in {sys.executable})")
+        return None
+    from kevo_import.kb_agree import check
+
+    print(f"  python: {sys.executable}, torch {torch.__version__}")
+
+    try:
+        r = check(t, a.seed)
+    except Exception as e:  # the problem's own code failing at the small sizes is the importer's fault
+        print(f"{a.problem}: agreement check failed: the problem raised {type(e).__name__}: {e}", file=sys.stderr)
+        return False
+    for line in r.lines:
+        print(f"  {line}" if r.ok else f"{a.problem}: agreement check failed: {line}", file=sys.stdout if r.ok
+              else sys.stderr)
+    return r.ok
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
