@@ -7,6 +7,10 @@
 
 namespace kevo {
 
+// B's layout in global memory: [N, K] (K-major, a linear layer's weight) or [K, N] (N-major, a
+// matmul's right operand).
+enum class BLayout { KMajor = 0, NMajor = 1 };
+
 // Which physical chunk of row r holds logical chunk c. kPairRows: the layout of fp32 B tiles
 // stored [k][n] (N-major), where a warp's scalar TF32 loads read 4 rows of 2 chunks each, so the
 // four rows must move by an even number of chunks; otherwise the 8 rows an ldmatrix (or a TF32

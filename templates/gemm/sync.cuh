@@ -9,10 +9,6 @@
 
 namespace kevo {
 
-// B's layout in global memory: [N, K] (K-major, a linear layer's weight) or [K, N] (N-major, a
-// matmul's right operand).
-enum class BLayout { KMajor = 0, NMajor = 1 };
-
 template <typename T, Precision kPrec, int kBM, int kBN, int kBK, int kWarpsM, int kWarpsN, int kStages, BLayout kB>
 struct SyncMainloop {
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
