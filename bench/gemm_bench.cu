@@ -292,49 +292,47 @@ int main() {
 #if GROUP == 1
   baselines_fp32(t13, sq);
   RUN(Linear13, lin, Sync, float, Tf32x3, 128, 128, 32, 2, 2, 3, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(Linear13, lin, Sync, float, Tf32x3, 128, 64, 32, 2, 2, 4, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(Linear13, lin, Sync, float, Tf32x3, 128, 128, 16, 4, 2, 4, KMajor, ColMajor, 4, None, 1, Staged);
-  RUN(Linear13, lin, Sync, float, Tf32x3, 64, 128, 32, 2, 2, 3, KMajor, RowMajor, 1, Serial, 3, Registers);
-  RUN(Linear13, lin, Sync, float, Tf32x3, 128, 128, 32, 2, 4, 3, KMajor, RowMajor, 8, Parallel, 2, Kernel);
-  RUN(kevo::NoTail, mm, Sync, float, Tf32x3, 128, 128, 32, 2, 2, 3, NMajor, RowMajor, 8, None, 1, Registers);
-  RUN(kevo::NoTail, mm, Sync, float, Tf32x3, 128, 128, 32, 4, 2, 3, NMajor, RowMajor, 8, Serial, 2, Staged);
-  RUN(kevo::NoTail, mm, Sync, float, Tf32, 128, 128, 32, 2, 2, 3, NMajor, RowMajor, 8, None, 1, Registers);
-#elif GROUP == 2
-  RUN(Linear13, lin, Wgmma, float, Tf32x3, 128, 128, 32, 2, 1, 3, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(Linear13, lin, Wgmma, float, Tf32x3, 128, 256, 32, 2, 2, 3, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(Linear13, lin, Wgmma, float, Tf32x3, 128, 128, 32, 1, 1, 4, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(Linear13, lin, Wgmma, float, Tf32x3, 256, 128, 32, 2, 1, 3, KMajor, ColMajor, 8, None, 1, Staged);
   RUN(Linear13, lin, Wgmma, float, Tf32x3, 128, 128, 32, 2, 1, 3, KMajor, RowMajor, 8, Serial, 2, Registers);
-  RUN(Linear13, lin, Wgmma, float, Tf32x3, 64, 256, 32, 1, 2, 4, KMajor, RowMajor, 4, Parallel, 2, Kernel);
+  RUN(Linear13, lin, Sync, float, Tf32x3, 128, 128, 32, 2, 4, 3, KMajor, RowMajor, 8, Parallel, 2, Kernel);
   RUN(kevo::NoTail, mm, Wgmma, float, Tf32x3, 128, 128, 32, 2, 1, 3, NMajor, RowMajor, 8, None, 1, Registers);
-  RUN(kevo::NoTail, mm, Wgmma, float, Tf32x3, 128, 256, 32, 2, 2, 3, NMajor, RowMajor, 8, None, 1, Staged);
+  RUN(kevo::NoTail, mm, Sync, float, Tf32x3, 128, 128, 32, 4, 2, 3, NMajor, RowMajor, 8, Serial, 2, Staged);
+#elif GROUP == 2
+  // 3xbf16 on the wgmma path: task 13 (B [N, K]).
+  RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 256, 32, 2, 1, 2, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(Linear13, lin, Wgmma, float, Bf16x3, 256, 128, 32, 2, 1, 2, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 128, 32, 2, 1, 4, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 128, 64, 2, 1, 2, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 256, 32, 2, 1, 2, KMajor, ColMajor, 16, None, 1, Staged);
+  RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 128, 32, 1, 1, 3, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 256, 32, 2, 1, 2, KMajor, RowMajor, 8, Serial, 2, Registers);
 #elif GROUP == 3
+  // 3xbf16: B [K, N] on wgmma, and the mma.sync path (sm_100a's).
+  RUN(kevo::NoTail, mm, Wgmma, float, Bf16x3, 128, 256, 32, 2, 1, 2, NMajor, RowMajor, 8, None, 1, Registers);
+  RUN(kevo::NoTail, mm, Wgmma, float, Bf16x3, 128, 128, 32, 2, 1, 4, NMajor, RowMajor, 8, None, 1, Registers);
+  RUN(kevo::NoTail, mm, Wgmma, float, Bf16x3, 256, 128, 32, 2, 1, 2, NMajor, ColMajor, 8, None, 1, Staged);
+  RUN(Linear13, lin, Sync, float, Bf16x3, 128, 128, 32, 2, 2, 3, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(Linear13, lin, Sync, float, Bf16x3, 128, 64, 32, 2, 2, 4, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(kevo::NoTail, mm, Sync, float, Bf16x3, 128, 128, 32, 2, 2, 3, NMajor, RowMajor, 8, None, 1, Registers);
   RUN(Linear13, lin, Wgmma, float, Tf32, 128, 256, 32, 2, 1, 4, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(Linear13, lin, Wgmma, float, Tf32, 128, 128, 32, 1, 1, 4, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(kevo::NoTail, mm, Wgmma, float, Tf32, 128, 256, 32, 2, 1, 3, NMajor, RowMajor, 8, None, 1, Registers);
-  RUN(Linear13, lin, Wgmma, float, Tf32x3, 128, 64, 32, 2, 1, 4, KMajor, RowMajor, 16, None, 1, Registers);
-  RUN(Linear13, lin, Wgmma, float, Tf32x3, 128, 128, 32, 1, 2, 4, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(Linear13, lin, Sync, float, Tf32x3, 64, 64, 32, 2, 2, 4, KMajor, RowMajor, 8, None, 1, Registers);
 #else
   // bf16: a square 8192^3 linear GEMM (B [N, K]) with a fused tail, a small and an odd shape.
   Problem big = make("bf16_8192", 8192, 8192, 8192, true, true, 2), small = make("bf16_small", 16, 128, 256, true, true, 2);
   Problem odd = make("bf16_odd_300x200x264", 300, 200, 264, true, true, 2), oddn = make("bf16_nmajor_odd", 300, 200, 264, true, false, 2);
   Problem sqn = make("bf16_nmajor_4096", 4096, 4096, 4096, true, false, 2);
   std::vector<Problem*> lin = {&small, &odd, &big}, nmaj = {&oddn, &sqn};
+#endif
 #if GROUP == 4
   baselines_bf16(&big);
-#endif
-#endif
-#if GROUP == 4
-  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 128, 256, 64, 2, 1, 4, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 128, 256, 64, 2, 1, 3, KMajor, RowMajor, 8, None, 1, Staged);
-  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 128, 128, 64, 1, 1, 5, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 256, 128, 64, 2, 1, 4, KMajor, ColMajor, 8, None, 1, Registers);
+  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 256, 128, 64, 2, 1, 4, KMajor, RowMajor, 16, None, 1, Registers);
+  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 128, 256, 64, 2, 1, 4, KMajor, ColMajor, 8, None, 1, Registers);
+  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 256, 128, 64, 2, 1, 3, KMajor, ColMajor, 8, None, 1, Registers);
+  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 256, 128, 64, 2, 1, 4, KMajor, ColMajor, 8, None, 1, Staged);
 #elif GROUP == 5
-  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 128, 128, 64, 2, 1, 4, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 128, 128, 64, 1, 1, 3, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(BiasRelu, lin, Wgmma, kevo::bf16, Native, 128, 256, 64, 2, 2, 3, KMajor, RowMajor, 8, Serial, 2, Registers);
   RUN(BiasRelu, lin, Sync, kevo::bf16, Native, 128, 128, 32, 2, 2, 4, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(BiasRelu, lin, Sync, kevo::bf16, Native, 128, 256, 64, 2, 4, 3, KMajor, RowMajor, 8, None, 1, Staged);
   RUN(BiasRelu, nmaj, Sync, kevo::bf16, Native, 128, 128, 32, 2, 2, 4, NMajor, RowMajor, 8, None, 1, Registers);
   RUN(BiasRelu, nmaj, Sync, kevo::bf16, Native, 128, 128, 64, 2, 2, 3, NMajor, ColMajor, 4, Parallel, 2, Kernel);
 #endif

@@ -61,12 +61,16 @@ std::string paren(const std::string& e) {
 // product's rounding error (Higham and Mary) is about u * sqrt(K) relative to sum |a_i b_i|.
 // TF32 is offered where the task's rtol covers that at every workload's K; 3xTF32 always is.
 bool tf32_admitted(const Task& task, int64_t k) { return task.tolerance.rtol >= std::ldexp(1.0, -11) * std::sqrt(double(k)); }
+// 3xbf16 drops lo*lo and keeps about 17 bits of each operand: about 2^-16 relative error per
+// product, unbiased (round to nearest), so it is offered where rtol covers that much; the
+// evaluator's correctness checks on every workload decide, as for every genome.
+bool bf16x3_admitted(const Task& task) { return task.tolerance.rtol >= std::ldexp(1.0, -16); }
 
 class GemmSpace : public DesignSpace {
  public:
   GemmSpace(TaskGraphPtr tg, Mapping m, std::vector<Facts> facts)
       : DesignSpace("gemm/" + tg->graph().nodes[static_cast<size_t>(m.main)].op,
-                    "kevo's tensor-core GEMM (mma.sync or wgmma; 3xTF32, TF32 or native 16-bit products; split-K), "
+                    "kevo's tensor-core GEMM (mma.sync or wgmma; 3xTF32, 3xbf16, TF32 or native 16-bit products; split-K), "
                     "the elementwise tail in its epilogue or in a second kernel",
                     "gemm", std::move(facts)),
         tg_(std::move(tg)), m_(std::move(m)) {}
@@ -177,8 +181,9 @@ class GemmSpace : public DesignSpace {
   int64_t shared_bytes(std::map<std::string, int64_t>& v) const {
     const int64_t e = element_bytes(m_.elem);
     int64_t main = v["kStages"] * (v["kBM"] + v["kBN"]) * v["kBK"] * e;
-    const bool fp32 = m_.elem == DType::Float32;
-    if (v["kPath"] == 1 && fp32 && !(v["kPrecision"] == 1 && m_.b_kmajor)) main += 2 * v["kBN"] * v["kBK"] * 4;
+    const bool fp32 = m_.elem == DType::Float32, bf16x3 = v["kPrecision"] == 3;
+    if (v["kPath"] == 1 && fp32 && !bf16x3 && !(v["kPrecision"] == 1 && m_.b_kmajor)) main += 2 * v["kBN"] * v["kBK"] * 4;
+    if (v["kPath"] == 1 && bf16x3) main += 2 * 2 * (v["kBM"] + v["kBN"]) * v["kBK"] * 2;  // two sets of bf16 parts
     const int64_t staged = v["kEpilogue"] == 1 ? v["kBM"] * (v["kBN"] + 4) * 4 : 0;
     return std::max(main, staged);
   }
@@ -340,7 +345,10 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) {
     facts.push_back({{"m", M}, {"n", N}, {"k", K}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e},
                      {"b_kmajor", m.b_kmajor}});
   }
-  for (Facts& f : facts) f["tf32_ok"] = tf32;
+  for (Facts& f : facts) {
+    f["tf32_ok"] = tf32;
+    f["bf16x3_ok"] = m.elem == DType::Float32 && bf16x3_admitted(tg.task());
+  }
   std::vector<std::unique_ptr<DesignSpace>> out;
   out.push_back(std::make_unique<GemmSpace>(tgp, std::move(m), std::move(facts)));
   return out;

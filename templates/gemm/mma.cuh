@@ -47,8 +47,10 @@ struct If<false, A, B> {
 // How the products are formed. fp32 operands: Tf32x3 splits each operand into a TF32 high part
 // and a TF32 residual and sums small*big + big*small + big*big (fp32-level error, CUTLASS's
 // "fast accurate" path); Tf32 rounds each operand once (about 1e-3 relative error: only where the
-// task's tolerance admits it). 16-bit operands: Native products with fp32 accumulation.
-enum class Precision { Tf32x3 = 0, Tf32 = 1, Native = 2 };
+// task's tolerance admits it); Bf16x3 splits each operand into bf16 high and low parts and sums
+// lo*hi + hi*lo + hi*hi on the bf16 tensor cores (twice TF32's rate; about 2^-16 relative error
+// per product). 16-bit operands: Native products with fp32 accumulation.
+enum class Precision { Tf32x3 = 0, Tf32 = 1, Native = 2, Bf16x3 = 3 };
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   unsigned a;
@@ -89,6 +91,14 @@ __device__ __forceinline__ unsigned to_tf32(float x) {
 __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
   big = to_tf32(x);
   small = to_tf32(x - __uint_as_float(big));
+}
+
+// Two floats as bf16 pairs (x = hi + lo to about 2^-17 relative), lo in the low halves as
+// mma.sync's fragments and shared memory tiles order them.
+__device__ __forceinline__ void split_bf16x2(float x0, float x1, unsigned& hi, unsigned& lo) {
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(hi) : "f"(x1), "f"(x0));
+  const float h0 = __uint_as_float(hi << 16), h1 = __uint_as_float(hi & 0xffff0000u);
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(lo) : "f"(x1 - h1), "f"(x0 - h0));
 }
 
 // d += a * b on one m16n8kK tile: A row-major 16xK (4 registers), B column-major Kx8 (2), C 16x8 (4).

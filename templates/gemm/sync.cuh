@@ -13,7 +13,8 @@ template <typename T, Precision kPrec, int kBM, int kBN, int kBK, int kWarpsM, i
 struct SyncMainloop {
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;  // a warp's slice
-  static constexpr int kMmaK = Element<T>::kMmaK;
+  static constexpr bool kBf16x3 = kPrec == Precision::Bf16x3;
+  static constexpr int kMmaK = kBf16x3 ? 16 : Element<T>::kMmaK;
   static constexpr int kMT = kWM / 16, kNT = kWN / 8;  // m16n8 tiles per warp
   static constexpr bool kFp32 = Element<T>::kBytes == 4;
   using TileA = SmemTile<T, kBM, kBK, false>;
@@ -26,7 +27,7 @@ struct SyncMainloop {
   static_assert(kWM % 16 == 0 && kWN % (kFp32 ? 8 : 16) == 0,
                 "a warp's slice is whole m16n8 tiles (n16 pairs for ldmatrix.x4 of 16-bit B)");
   static_assert(kBK % kMmaK == 0, "the K tile is whole mma steps");
-  static_assert(kFp32 == (kPrec != Precision::Native), "fp32 operands take TF32 products, 16-bit ones native");
+  static_assert(kFp32 == (kPrec != Precision::Native), "fp32 operands take split or TF32 products, 16-bit ones native");
 
   float acc[kMT][kNT][4];
 
@@ -92,7 +93,9 @@ struct SyncMainloop {
     const int lane = threadIdx.x % 32, wm = warp_m(), wn = warp_n();
 #pragma unroll
     for (int kk = 0; kk < kBK; kk += kMmaK) {
-      if constexpr (kFp32)
+      if constexpr (kBf16x3)
+        step_bf16x3(sa, sb, lane, wm, wn, kk);
+      else if constexpr (kFp32)
         step_tf32(sa, sb, lane, wm, wn, kk);
       else
         step_16bit(sa, sb, lane, wm, wn, kk);
@@ -146,6 +149,43 @@ struct SyncMainloop {
           mma_sync<T>(acc[i][j], a_big[i], b_small);
         }
         mma_sync<T>(acc[i][j], a_big[i], b_big);
+      }
+    }
+  }
+
+  // fp32 pairs along K, split into bf16 high and low parts in registers (the m16n8k16 fragments
+  // hold pairs of consecutive k).
+  __device__ __forceinline__ void step_bf16x3(const char* sa, const char* sb, int lane, int wm, int wn, int kk) {
+    const int g = lane / 4, t = lane % 4;
+    auto pair = [](const char* tile, int off) { return *reinterpret_cast<const float2*>(tile + off); };
+    unsigned a_hi[kMT][4], a_lo[kMT][4];
+#pragma unroll
+    for (int i = 0; i < kMT; ++i) {
+      const int r = wm + i * 16 + g;
+      const float2 x[4] = {pair(sa, TileA::offset(r, kk + 2 * t)), pair(sa, TileA::offset(r + 8, kk + 2 * t)),
+                           pair(sa, TileA::offset(r, kk + 2 * t + 8)), pair(sa, TileA::offset(r + 8, kk + 2 * t + 8))};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) split_bf16x2(x[e].x, x[e].y, a_hi[i][e], a_lo[i][e]);
+    }
+#pragma unroll
+    for (int j = 0; j < kNT; ++j) {
+      const int n = wn + j * 8 + g;
+      float2 y[2];
+      if constexpr (kB == BLayout::KMajor) {
+        y[0] = pair(sb, TileB::offset(n, kk + 2 * t));
+        y[1] = pair(sb, TileB::offset(n, kk + 2 * t + 8));
+      } else {
+        y[0] = make_float2(lds(sb, TileB::offset(kk + 2 * t, n)), lds(sb, TileB::offset(kk + 2 * t + 1, n)));
+        y[1] = make_float2(lds(sb, TileB::offset(kk + 2 * t + 8, n)), lds(sb, TileB::offset(kk + 2 * t + 9, n)));
+      }
+      unsigned b_hi[2], b_lo[2];
+      split_bf16x2(y[0].x, y[0].y, b_hi[0], b_lo[0]);
+      split_bf16x2(y[1].x, y[1].y, b_hi[1], b_lo[1]);
+#pragma unroll
+      for (int i = 0; i < kMT; ++i) {
+        mma_sync<bf16>(acc[i][j], a_lo[i], b_hi);
+        mma_sync<bf16>(acc[i][j], a_hi[i], b_lo);
+        mma_sync<bf16>(acc[i][j], a_hi[i], b_hi);
       }
     }
   }

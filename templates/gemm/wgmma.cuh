@@ -205,11 +205,14 @@ struct Wgmma<float, 256> {
 };
 #endif
 
-// A shared memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart
-// (stride byte offset), leading byte offset unused for K-major swizzled layouts (1 by convention).
+// A shared memory matrix descriptor of a K-major tile with rows of kRowBytes (128 or 64): the
+// 128- or 64-byte swizzle (layout type 1 or 2), 8-row groups 8 * kRowBytes apart (stride byte
+// offset), leading byte offset unused for K-major swizzled layouts (1 by convention).
+template <int kRowBytes = 128>
 __device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
-         (1ull << 62);
+  static_assert(kRowBytes == 128 || kRowBytes == 64, "rows of 128 or 64 bytes");
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(8 * kRowBytes >> 4) << 32) |
+         ((unsigned long long)(kRowBytes == 128 ? 1 : 2) << 62);
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -229,26 +232,35 @@ struct WgmmaMainloop {
   static constexpr int kWM = kBM / kGroupsM, kWN = kBN / kGroupsN;  // a warpgroup's slice
   static constexpr int kMB = kWM / 64;                                // m64 blocks per warpgroup
   static constexpr bool kFp32 = Element<T>::kBytes == 4;
-  static constexpr int kKSteps = kBK / (kFp32 ? 8 : 16);
+  static constexpr bool kBf16x3 = kPrec == Precision::Bf16x3;
+  static constexpr int kRowBytes = kBf16x3 ? kBK * 2 : kBK * Element<T>::kBytes;  // of the tiles wgmma reads
+  static constexpr int kKSteps = kBK / (kFp32 && !kBf16x3 ? 8 : 16);
   // 16-bit: one stage of slack, since a warpgroup leaves one batch of wgmmas in flight.
   static constexpr int kAhead = kFp32 ? kStages - 1 : kStages - 2;
   // fp32 B rounded or split into K-major tiles; a K-major B rounded by the hardware is read as it lies.
-  static constexpr bool kConvertB = kFp32 && !(kPrec == Precision::Tf32 && kB == BLayout::KMajor);
+  static constexpr bool kConvertB = kFp32 && !kBf16x3 && !(kPrec == Precision::Tf32 && kB == BLayout::KMajor);
   using TileA = SmemTile<T, kBM, kBK, false>;
   using TileB = typename If<kB == BLayout::KMajor, SmemTile<T, kBN, kBK, false>, SmemTile<T, kBK, kBN, kFp32>>::type;
   using TileK = SmemTile<float, kBN, kBK, false>;  // B's TF32 parts, K-major
   static constexpr int kStageBytes = TileA::kBytes + TileB::kBytes;
-  static constexpr int kSharedBytes = kStages * kStageBytes + (kConvertB ? 2 * TileK::kBytes : 0);
+  // Bf16x3: both operands' bf16 parts, K-major ([A hi | A lo | B hi | B lo]), in two sets so that
+  // one tile's conversion overlaps the previous tile's wgmmas.
+  using TileHA = SmemTile<bf16, kBM, kBK, false>;
+  using TileHB = SmemTile<bf16, kBN, kBK, false>;
+  static constexpr int kPartsBytes = 2 * (TileHA::kBytes + TileHB::kBytes);
+  static constexpr int kSharedBytes =
+      kStages * kStageBytes + (kConvertB ? 2 * TileK::kBytes : 0) + (kBf16x3 ? 2 * kPartsBytes : 0);
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 0, "wgmma needs sm_90a: on sm_100a/sm_103a the family takes the mma.sync path");
 #endif
-  static_assert(kBK * Element<T>::kBytes == 128, "wgmma tiles have 128-byte rows (the 128-byte swizzle)");
+  static_assert(kRowBytes == 128 || (kBf16x3 && kRowBytes == 64),
+                "wgmma tiles have 128-byte rows (64 for Bf16x3's parts): the 128- or 64-byte swizzle");
   static_assert(kWM % 64 == 0 && (kWN == 64 || kWN == 128 || kWN == 256),
                 "a warpgroup's slice is m64 blocks by an N of 64, 128 or 256");
   static_assert(kFp32 || kB == BLayout::KMajor, "16-bit B stored [K, N] is not laid out for wgmma's descriptors");
   static_assert(kStages >= (kFp32 ? 2 : 3), "stages: 2 or more (3 or more with 16-bit operands)");
-  static_assert(kFp32 == (kPrec != Precision::Native), "fp32 operands take TF32 products, 16-bit ones native");
+  static_assert(kFp32 == (kPrec != Precision::Native), "fp32 operands take split or TF32 products, 16-bit ones native");
 
   float acc[kMB][kWN / 2];
   int scale_d = 0;  // 0 until the first wgmma of the tile has written the accumulators
@@ -281,7 +293,13 @@ struct WgmmaMainloop {
       if (next < tiles) load(next % kStages, kt_begin + next);
       cp_async_commit();
       char* stage = smem + (i % kStages) * kStageBytes;
-      if constexpr (kFp32) {
+      if constexpr (kBf16x3) {
+        char* parts = smem + kStages * kStageBytes + (i % 2) * kPartsBytes;
+        convert_bf16x3(stage, parts);
+        fence_proxy_async();
+        __syncthreads();
+        compute_bf16x3(parts);
+      } else if constexpr (kFp32) {
         char* bk = stage + TileA::kBytes;
         if constexpr (kConvertB) {
           bk = smem + kStages * kStageBytes;
@@ -326,8 +344,60 @@ struct WgmmaMainloop {
   static __device__ __forceinline__ int group_m() { return threadIdx.x / 128 % kGroupsM * kWM; }
   static __device__ __forceinline__ int group_n() { return threadIdx.x / 128 / kGroupsM * kWN; }
 
+  // The stage's fp32 tiles -> bf16 high and low parts, K-major, 8 consecutive k per thread and step.
+  __device__ __forceinline__ void convert_bf16x3(const char* raw, char* parts) {
+    const char* rb = raw + TileA::kBytes;
+    char* pb = parts + 2 * TileHA::kBytes;
+    auto split8 = [](const float (&x)[8], char* hi, char* lo) {
+      unsigned h[4], l[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) split_bf16x2(x[2 * e], x[2 * e + 1], h[e], l[e]);
+      *reinterpret_cast<uint4*>(hi) = make_uint4(h[0], h[1], h[2], h[3]);
+      *reinterpret_cast<uint4*>(lo) = make_uint4(l[0], l[1], l[2], l[3]);
+    };
+#pragma unroll 2
+    for (int q = threadIdx.x; q < kBM * kBK / 8; q += kThreads) {
+      const int r = q / (kBK / 8), k = q % (kBK / 8) * 8;
+      float x[8];
+      load_vec<4>(*reinterpret_cast<float(*)[4]>(x), reinterpret_cast<const float*>(raw + TileA::offset(r, k)));
+      load_vec<4>(*reinterpret_cast<float(*)[4]>(x + 4), reinterpret_cast<const float*>(raw + TileA::offset(r, k + 4)));
+      split8(x, parts + TileHA::offset(r, k), parts + TileHA::kBytes + TileHA::offset(r, k));
+    }
+#pragma unroll 2
+    for (int q = threadIdx.x; q < kBN * kBK / 8; q += kThreads) {
+      const int n = q / (kBK / 8), k = q % (kBK / 8) * 8;
+      float x[8];
+      if constexpr (kB == BLayout::KMajor) {
+        load_vec<4>(*reinterpret_cast<float(*)[4]>(x), reinterpret_cast<const float*>(rb + TileB::offset(n, k)));
+        load_vec<4>(*reinterpret_cast<float(*)[4]>(x + 4), reinterpret_cast<const float*>(rb + TileB::offset(n, k + 4)));
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) x[e] = *reinterpret_cast<const float*>(rb + TileB::offset(k + e, n));
+      }
+      split8(x, pb + TileHB::offset(n, k), pb + TileHB::kBytes + TileHB::offset(n, k));
+    }
+  }
+
+  __device__ __forceinline__ void compute_bf16x3(const char* parts) {
+    const unsigned a_hi = shared_address(parts) + group_m() * kRowBytes, a_lo = a_hi + TileHA::kBytes;
+    const unsigned b_hi = shared_address(parts + 2 * TileHA::kBytes) + group_n() * kRowBytes, b_lo = b_hi + TileHB::kBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < kKSteps; ++k)
+#pragma unroll
+      for (int i = 0; i < kMB; ++i) {
+        const unsigned am = i * 64 * kRowBytes + k * 32;
+        Wgmma<bf16, kWN>::ss(k == 0 ? scale_d : 1, acc[i], wgmma_desc<kRowBytes>(a_lo + am), wgmma_desc<kRowBytes>(b_hi + k * 32));
+        Wgmma<bf16, kWN>::ss(1, acc[i], wgmma_desc<kRowBytes>(a_hi + am), wgmma_desc<kRowBytes>(b_lo + k * 32));
+        Wgmma<bf16, kWN>::ss(1, acc[i], wgmma_desc<kRowBytes>(a_hi + am), wgmma_desc<kRowBytes>(b_hi + k * 32));
+      }
+    scale_d = 1;
+    wgmma_commit();
+    wgmma_wait<1>();  // the previous tile's batch is done (its parts' set is free); this one stays in flight
+  }
+
   __device__ __forceinline__ void compute_16bit(const char* stage) {
-    const unsigned a = shared_address(stage) + group_m() * 128, b = shared_address(stage + TileA::kBytes) + group_n() * 128;
+    const unsigned a = shared_address(stage) + group_m() * kRowBytes, b = shared_address(stage + TileA::kBytes) + group_n() * kRowBytes;
     wgmma_fence();
 #pragma unroll
     for (int k = 0; k < kKSteps; ++k)

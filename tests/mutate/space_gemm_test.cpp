@@ -115,8 +115,9 @@ TEST(GemmSpaces, ALargeGemmTaskHasWellOverAHundredThousandLegalGenomes) {
 }
 
 // Plain TF32 (about 1e-3 relative error) is offered only where rtol >= 2^-11 * sqrt(K): never at
-// task 13's 1e-4, but at matmul_tf32_loose's 2e-2 with K <= 512; 16-bit operands take native products.
-TEST(GemmSpaces, PlainTf32IsOfferedOnlyWhereTheToleranceAdmitsIt) {
+// task 13's 1e-4, but at matmul_tf32_loose's 2e-2 with K <= 512; 3xbf16 where rtol >= 2^-16;
+// 16-bit operands take native products.
+TEST(GemmSpaces, ReducedPrecisionIsOfferedOnlyWhereTheToleranceAdmitsIt) {
   std::mt19937_64 rng(2);
   Task strict = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
   auto s = gemm_space(strict);
@@ -132,6 +133,16 @@ TEST(GemmSpaces, PlainTf32IsOfferedOnlyWhereTheToleranceAdmitsIt) {
   ASSERT_NE(l, nullptr);
   Genome t = genome_with(*l, "kPrecision", 1, rng);
   EXPECT_TRUE(l->legal(t));
+
+  // 3xbf16 (about 2^-16 per product) at task 13's 1e-4, not below 2^-16.
+  EXPECT_TRUE(s->legal(genome_with(*s, "kPrecision", 3, rng)));
+  Task stricter = strict;
+  stricter.tolerance.rtol = 1e-5;
+  auto st = gemm_space(stricter);
+  ASSERT_NE(st, nullptr);
+  Genome b = genome_with(*s, "kPrecision", 3, rng);
+  EXPECT_FALSE(st->legal(b, &why));
+  EXPECT_NE(why.find("3xbf16 misses the task's tolerance"), std::string::npos) << why;
 
   Task half = load_task(kRoot + "tests/data/tasks/linear_bf16_gelu.json");
   auto h = gemm_space(half);
