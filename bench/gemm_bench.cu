@@ -213,6 +213,10 @@ void launch(const Problem& p) {
 
 template <typename Cfg, typename Tail>
 void run(const char* label, const std::vector<Problem*>& problems) {
+  if (Cfg::kSharedBytes > 232448) {  // the manifest rejects these; a hand-written list may not
+    std::printf("skip %s: %d bytes of shared memory\n", label, Cfg::kSharedBytes);
+    return;
+  }
   CHECK(cudaFuncSetAttribute(gemm_kernel<Cfg, Tail>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
   for (Problem* p : problems) {
     CHECK(cudaMemset(p->c, 0xff, (size_t)p->m * p->n * (p->bf16 ? 2 : 4)));  // poison
@@ -302,7 +306,7 @@ int main() {
   RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 256, 32, 2, 1, 2, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(Linear13, lin, Wgmma, float, Bf16x3, 256, 128, 32, 2, 1, 2, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 128, 32, 2, 1, 4, KMajor, RowMajor, 8, None, 1, Registers);
-  RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 128, 64, 2, 1, 2, KMajor, RowMajor, 8, None, 1, Registers);
+  RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 128, 32, 2, 1, 3, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 256, 32, 2, 1, 2, KMajor, ColMajor, 16, None, 1, Staged);
   RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 128, 32, 1, 1, 3, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(Linear13, lin, Wgmma, float, Bf16x3, 128, 256, 32, 2, 1, 2, KMajor, RowMajor, 8, Serial, 2, Registers);

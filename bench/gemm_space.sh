@@ -14,8 +14,8 @@ for task in tasks/13_linear_leaky_relu.json tests/data/tasks/linear_bf16_gelu.js
             tests/data/tasks/matmul_fp16_residual.json tests/data/tasks/matmul_tf32_loose.json; do
   out=$("$kevo" space "$root/$task" --sample "$n" --compile --arch sm_90a --arch sm_100a 2>&1)
   rc=$?
-  echo "$(basename "$task" .json): $(echo "$out" | grep -o 'gemm/[a-z]*.*about [0-9]* legal' | sed 's/ (family.*genomes,/:/') ;" \
-       "$(echo "$out" | grep -E '^rendered|^compiled' | tr '\n' ' ')"
+  legal=$(echo "$out" | grep -A1 '^  gemm/' | grep -oE '[0-9]+ genomes, (about )?[0-9]+ legal')
+  echo "$(basename "$task" .json): gemm space $legal; $(echo "$out" | grep -E '^rendered|^compiled' | tr '\n' ' ')"
   [ $rc -ne 0 ] && { failed=$((failed + 1)); echo "$out" | grep -vE '^(rendered|compiled)' | tail -5; }
 done
 "$root/build/tests/mutate_tests" --gtest_filter='GemmSpaces.SampledGenomes*' > /tmp/gemm_space_sass.log 2>&1 ||

@@ -116,35 +116,35 @@ int cmd_space(const std::vector<std::string>& args) {
   const std::vector<std::string> targets = compile ? archs : std::vector<std::string>{""};
   for (const std::string& target : targets) {
     auto arch_spaces = mutate::lower(task, target);
-  for (const auto& s : arch_spaces) {
-    for (int i = 0; i < sample; ++i) {
-      mutate::Genome g = s->random_genome(rng);
-      ++rendered;
-      std::string text = s->render(g);
-      std::string name = g.to_string();
-      Candidate c;
-      try {
-        c = parse_candidate(text, name + ".cu", task);
-      } catch (const InputError& e) {
-        std::cout << "  " << name << ": the rendered plan is invalid: " << e.what() << "\n";
-        ++bad;
-        continue;
+    for (const auto& s : arch_spaces) {
+      for (int i = 0; i < sample; ++i) {
+        mutate::Genome g = s->random_genome(rng);
+        ++rendered;
+        std::string text = s->render(g);
+        std::string name = g.to_string();
+        Candidate c;
+        try {
+          c = parse_candidate(text, name + ".cu", task);
+        } catch (const InputError& e) {
+          std::cout << "  " << name << ": the rendered plan is invalid: " << e.what() << "\n";
+          ++bad;
+          continue;
+        }
+        if (!out_dir.empty()) {
+          std::string file = s->id() + (target.empty() ? "" : "_" + target) + "_" + std::to_string(i) + ".cu";
+          for (char& ch : file)
+            if (ch == '/') ch = '_';
+          std::ofstream(out_dir + "/" + file) << text;
+        }
+        if (!compile) continue;
+        eval::BuildRequest r;
+        r.source = c.source;
+        r.name_expressions = c.kernel_names();
+        r.arch = target;
+        requests.push_back(std::move(r));
+        labels.push_back(name + " " + target);
       }
-      if (!out_dir.empty()) {
-        std::string file = s->id() + (target.empty() ? "" : "_" + target) + "_" + std::to_string(i) + ".cu";
-        for (char& ch : file)
-          if (ch == '/') ch = '_';
-        std::ofstream(out_dir + "/" + file) << text;
-      }
-      if (!compile) continue;
-      eval::BuildRequest r;
-      r.source = c.source;
-      r.name_expressions = c.kernel_names();
-      r.arch = target;
-      requests.push_back(std::move(r));
-      labels.push_back(name + " " + target);
     }
-  }
   }
   std::cout << "rendered " << rendered << " samples, " << bad << " with invalid plans\n";
   if (!requests.empty()) {
