@@ -60,9 +60,10 @@ struct SmemTile {
   }
 };
 
-// The order in which the grid's blocks walk the output tiles. RowMajor: consecutive blocks move
-// along N inside a band of kGroup tile rows (so a band's A rows and B's columns stay in L2);
-// ColMajor: along M inside a band of kGroup tile columns. kGroup = 1 is the plain order.
+// The order in which the grid's blocks walk the output tiles. RowMajor: the tile rows are cut into
+// bands of kGroup; inside a band, consecutive blocks take the band's kGroup tiles of one column,
+// then of the next column, so that a wave of blocks shares A's rows and B's columns in L2.
+// ColMajor: the same with rows and columns exchanged. kGroup = 1 is the plain row-major (column-major) order.
 enum class Raster { RowMajor = 0, ColMajor = 1 };
 
 template <Raster kRaster, int kGroup>
