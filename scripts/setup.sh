@@ -43,6 +43,16 @@ if [ ! -x "$cuda_root/bin/nvcc" ] && ! command -v nvcc >/dev/null 2>&1; then
 fi
 [ -x "$cuda_root/bin/nvcc" ] && export PATH="$cuda_root/bin:$PATH"
 
+# cuobjdump and nvdisasm (the gemm family's SASS check, tests/mutate/space_gemm_test.cpp): the
+# toolkit's where it has them, else NVIDIA's PyPI wheels in .deps/cuda-tools (optional: the check
+# skips without them).
+if [ ! -x "$cuda_root/bin/cuobjdump" ] && [ ! -x "$root/.deps/cuda-tools/nvidia/cu13/bin/cuobjdump" ] &&
+   [ -z "${KEVO_NO_PIP:-}" ] && command -v python3 >/dev/null 2>&1; then
+  python3 -m pip install -q --disable-pip-version-check --target "$root/.deps/cuda-tools" \
+    nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >/dev/null 2>&1 ||
+    echo "setup: no cuobjdump (pip could not install nvidia-cuda-cuobjdump); the SASS check will skip"
+fi
+
 # LibTorch: Debian's on CPU machines; elsewhere the one inside Python's torch.
 torch_prefix=${KEVO_TORCH_PREFIX:-}
 if [ -z "$torch_prefix" ] && [ ! -d /usr/lib/x86_64-linux-gnu/cmake/Torch ]; then

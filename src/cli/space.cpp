@@ -31,6 +31,21 @@ int64_t count_legal(const mutate::DesignSpace& s) {
   }
 }
 
+// Where the space is too large to walk: the legal fraction of uniform draws times the size.
+double estimate_legal(const mutate::DesignSpace& s, int draws) {
+  std::mt19937_64 rng(7);
+  mutate::Genome g{s.id(), std::vector<int64_t>(s.knobs().size())};
+  int legal = 0;
+  for (int d = 0; d < draws; ++d) {
+    for (size_t i = 0; i < g.values.size(); ++i) {
+      const auto& dom = s.knobs()[i].values;
+      g.values[i] = dom[std::uniform_int_distribution<size_t>(0, dom.size() - 1)(rng)];
+    }
+    legal += s.legal(g);
+  }
+  return static_cast<double>(s.size()) * legal / draws;
+}
+
 }  // namespace
 
 int cmd_space(const std::vector<std::string>& args) {
@@ -73,7 +88,13 @@ int cmd_space(const std::vector<std::string>& args) {
     int64_t legal = count_legal(*s);
     std::cout << "  " << s->id() << " (family " << s->manifest().family << "): " << s->description() << "\n    "
               << s->size() << " genomes";
-    if (legal >= 0) std::cout << ", " << legal << " legal for every workload";
+    if (legal >= 0) {
+      std::cout << ", " << legal << " legal for every workload";
+    } else {
+      constexpr int kDraws = 20000;
+      std::cout << ", about " << static_cast<int64_t>(estimate_legal(*s, kDraws)) << " legal for every workload (from "
+                << kDraws << " uniform draws)";
+    }
     std::cout << "; knobs:";
     for (const auto& k : s->knobs()) {
       std::cout << " " << k.name << "{";
@@ -88,38 +109,44 @@ int cmd_space(const std::vector<std::string>& args) {
   std::mt19937_64 rng(static_cast<uint64_t>(seed));
   std::vector<eval::BuildRequest> requests;
   std::vector<std::string> labels;
-  int bad = 0;
-  for (const auto& s : spaces) {
-    for (int i = 0; i < sample; ++i) {
-      mutate::Genome g = s->random_genome(rng);
-      std::string text = s->render(g);
-      std::string name = g.to_string();
-      Candidate c;
-      try {
-        c = parse_candidate(text, name + ".cu", task);
-      } catch (const InputError& e) {
-        std::cout << "  " << name << ": the rendered plan is invalid: " << e.what() << "\n";
-        ++bad;
-        continue;
-      }
-      if (!out_dir.empty()) {
-        std::string file = s->id() + "_" + std::to_string(i) + ".cu";
-        for (char& ch : file)
-          if (ch == '/') ch = '_';
-        std::ofstream(out_dir + "/" + file) << text;
-      }
-      if (!vm["compile"].as<bool>()) continue;
-      for (const std::string& arch : archs) {
+  int bad = 0, rendered = 0;
+  // Compiled samples are drawn per architecture, from the genomes legal there (the gemm family's
+  // wgmma path is sm_90a's); without --compile, from every genome.
+  const bool compile = vm["compile"].as<bool>();
+  const std::vector<std::string> targets = compile ? archs : std::vector<std::string>{""};
+  for (const std::string& target : targets) {
+    auto arch_spaces = mutate::lower(task, target);
+    for (const auto& s : arch_spaces) {
+      for (int i = 0; i < sample; ++i) {
+        mutate::Genome g = s->random_genome(rng);
+        ++rendered;
+        std::string text = s->render(g);
+        std::string name = g.to_string();
+        Candidate c;
+        try {
+          c = parse_candidate(text, name + ".cu", task);
+        } catch (const InputError& e) {
+          std::cout << "  " << name << ": the rendered plan is invalid: " << e.what() << "\n";
+          ++bad;
+          continue;
+        }
+        if (!out_dir.empty()) {
+          std::string file = s->id() + (target.empty() ? "" : "_" + target) + "_" + std::to_string(i) + ".cu";
+          for (char& ch : file)
+            if (ch == '/') ch = '_';
+          std::ofstream(out_dir + "/" + file) << text;
+        }
+        if (!compile) continue;
         eval::BuildRequest r;
         r.source = c.source;
         r.name_expressions = c.kernel_names();
-        r.arch = arch;
+        r.arch = target;
         requests.push_back(std::move(r));
-        labels.push_back(name + " " + arch);
+        labels.push_back(name + " " + target);
       }
     }
   }
-  std::cout << "rendered " << sample * static_cast<int>(spaces.size()) << " samples, " << bad << " with invalid plans\n";
+  std::cout << "rendered " << rendered << " samples, " << bad << " with invalid plans\n";
   if (!requests.empty()) {
     eval::CompilePool pool(eval::CompilePoolConfig{});
     std::vector<eval::BuildResult> results = pool.build_all(requests);

@@ -124,7 +124,7 @@ bool is_elementwise(const Node& n) {
   return false;
 }
 
-Region elementwise_region(const Graph& g, int target, const std::function<bool(int)>& stop) {
+Region elementwise_region(const Graph& g, int target, const std::function<bool(int)>& stop, bool half_values) {
   Region r;
   std::set<int> seen_nodes, seen_leaves;
   std::function<bool(int)> visit = [&](int v) {
@@ -135,7 +135,9 @@ Region elementwise_region(const Graph& g, int target, const std::function<bool(i
     int p = g.values[static_cast<size_t>(v)].producer;
     if (p < 0) return false;
     const Node& n = g.nodes[static_cast<size_t>(p)];
-    if (!is_elementwise(n) || g.values[static_cast<size_t>(v)].dtype != DType::Float32) return false;
+    const DType t = g.values[static_cast<size_t>(v)].dtype;
+    const bool floating = t == DType::Float32 || (half_values && (t == DType::BFloat16 || t == DType::Float16));
+    if (!is_elementwise(n) || !floating) return false;
     if (seen_nodes.count(p)) return true;
     for (int in : n.inputs)
       if (in < 0 || !visit(in)) return false;

@@ -47,13 +47,15 @@ bool is_elementwise(const Node& n);
 
 // The nodes (in graph order) that produce `target` from values where stop(v) holds (inputs,
 // reduction results, ...); empty with ok=false when a node on the way is not elementwise.
+// Values are float32, or also bf16/fp16 with half_values (computed in float all the same: the
+// gemm family's epilogue rounds once, at the store).
 struct Region {
   bool ok = false;
   int target = -1;
   std::vector<int> nodes;
   std::vector<int> leaves;  // the stop values it reads, in first-use order
 };
-Region elementwise_region(const Graph& g, int target, const std::function<bool(int)>& stop);
+Region elementwise_region(const Graph& g, int target, const std::function<bool(int)>& stop, bool half_values = false);
 
 // C++ statements (float arithmetic) computing every node of `region`, each into "vN"; leaves
 // are read through leaf(v) (an expression). Returns the statements; `result` gets the
@@ -101,5 +103,6 @@ std::vector<std::unique_ptr<DesignSpace>> lower_scan(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_reduce_scalar(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tg);
+std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tg);
 
 }  // namespace kevo::mutate

@@ -28,6 +28,11 @@ std::string Knob::enumerator(int64_t v) const {
   return "kevo::" + enum_type + "::" + names[static_cast<size_t>(it - values.begin())];
 }
 
+bool Knob::legal_on(int64_t v, const std::string& arch) const {
+  auto it = archs.find(v);
+  return it == archs.end() || std::find(it->second.begin(), it->second.end(), arch) != it->second.end();
+}
+
 int Manifest::knob(const std::string& name) const {
   for (size_t i = 0; i < knobs.size(); ++i)
     if (knobs[i].name == name) return static_cast<int>(i);
@@ -58,6 +63,30 @@ void parse_enumerators(const Doc& doc, const json& k, const Path& p, Knob& knob)
   }
 }
 
+// "archs": {"VALUE": ["sm_90a", ...]}: the architectures a value of the knob is legal on.
+void parse_archs(const Doc& doc, const json& k, const Path& p, Knob& knob) {
+  if (!k.contains("archs")) return;
+  const json& a = k.at("archs");
+  if (!a.is_object()) doc.fail(p.key("archs"), "maps a knob value to the architectures it is legal on");
+  for (const auto& [value, list] : a.items()) {
+    const Path at = p.key("archs").key(value);
+    int64_t v = 0;
+    size_t used = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size() || std::find(knob.values.begin(), knob.values.end(), v) == knob.values.end())
+      doc.fail(at, "a key is one of the knob's values");
+    if (!list.is_array() || list.empty()) doc.fail(at, "a non-empty list of architectures");
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string()) doc.fail(at.index(i), "an architecture is a string (\"sm_90a\")");
+      knob.archs[v].push_back(list[i].get<std::string>());
+    }
+  }
+}
+
 }  // namespace
 
 Manifest parse_manifest(const std::string& text, const std::string& file) {
@@ -83,13 +112,14 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
     Path p = top.key("knobs").key(name);
     if (!k.is_object() || !k.contains("values") || !k.at("values").is_array() || k.at("values").empty())
       doc.fail(p, "a knob needs a non-empty 'values' list");
-    Knob knob{name, {}, string_at(k, p, "doc", false), string_at(k, p, "enum", false), {}};
+    Knob knob{name, {}, string_at(k, p, "doc", false), string_at(k, p, "enum", false), {}, {}};
     for (size_t i = 0; i < k.at("values").size(); ++i) {
       const json& v = k.at("values")[i];
       if (!v.is_number_integer()) doc.fail(p.key("values").index(i), "knob values are integers");
       knob.values.push_back(v.get<int64_t>());
     }
     parse_enumerators(doc, k, p, knob);
+    parse_archs(doc, k, p, knob);
     m.knobs.push_back(std::move(knob));
   }
   if (root.contains("constraints")) {

@@ -20,6 +20,11 @@ struct Knob {
   // per value ("Global", "Shared", "Registers"); empty for a number. Genomes keep the integers.
   std::string enum_type;
   std::vector<std::string> names;
+  // Values legal only on some architectures ("archs": {"1": ["sm_90a"]} in the manifest: wgmma
+  // is sm_90a's); a value not listed is legal on every architecture.
+  std::map<int64_t, std::vector<std::string>> archs;
+  // Whether value v may run on `arch` ("sm_100a").
+  bool legal_on(int64_t v, const std::string& arch) const;
 
   // The C++ enumerator of value v ("kevo::Cache::Shared"); throws std::out_of_range when the knob
   // is a number or v is outside its domain.

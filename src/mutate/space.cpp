@@ -1,6 +1,7 @@
 // The DesignSpace base (legality, sampling) and lower(): every family's lowering in turn.
 #include "mutate/space.h"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -48,6 +49,8 @@ bool DesignSpace::legal(const Genome& g, std::string* why) const {
     const auto& dom = knobs()[i].values;
     if (std::find(dom.begin(), dom.end(), g.values[i]) == dom.end())
       return fail(knobs()[i].name + "=" + std::to_string(g.values[i]) + " is outside its domain");
+    if (!arch_.empty() && !knobs()[i].legal_on(g.values[i], arch_))
+      return fail(knobs()[i].name + "=" + std::to_string(g.values[i]) + " is not legal on " + arch_);
   }
   std::map<std::string, int64_t> v = values(g);
   for (size_t w = 0; w < facts_.size(); ++w) {
@@ -89,11 +92,14 @@ Facts device_facts() {
   return {{"max_threads", 1024}, {"max_shared_bytes", 232448}, {"max_registers", 65536}, {"warp", 32}};
 }
 
-std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task) {
+std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task, const std::string& arch) {
   auto tg = std::make_shared<const TaskGraph>(task);
   std::vector<std::unique_ptr<DesignSpace>> out;
   for (const auto& family : family_lowerings())
-    for (auto& s : family(tg)) out.push_back(std::move(s));
+    for (auto& s : family(tg)) {
+      s->restrict_to(arch);
+      out.push_back(std::move(s));
+    }
   return out;
 }
 

@@ -37,8 +37,12 @@ class DesignSpace {
   const std::vector<Knob>& knobs() const { return manifest_->knobs; }
   const std::vector<Facts>& facts() const { return facts_; }  // one per workload
 
-  // Every constraint of the manifest for every workload; the first that fails in `why`.
+  // Every constraint of the manifest for every workload, and, for a space lowered for one
+  // architecture, every knob value legal there; the first that fails in `why`.
   bool legal(const Genome& g, std::string* why = nullptr) const;
+  // The architecture the space was lowered for ("sm_100a"), or "" when it takes every value.
+  const std::string& arch() const { return arch_; }
+  void restrict_to(const std::string& arch) { arch_ = arch; }
   uint64_t size() const;  // product of the knob domains (legal or not)
   // A legal genome drawn uniformly by rejection; throws std::runtime_error when none is found.
   Genome random_genome(std::mt19937_64& rng) const;
@@ -58,10 +62,13 @@ class DesignSpace {
   std::string id_, description_;
   const Manifest* const manifest_;
   std::vector<Facts> facts_;
+  std::string arch_;
 };
 
 // Every space the task maps onto; empty when no family serves it. `task` must outlive them.
-std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task);
+// With an architecture ("sm_90a", "sm_100a"), the spaces take only knob values legal there (the
+// manifests' "archs": the gemm family's wgmma path is sm_90a's).
+std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task, const std::string& arch = "");
 
 // Device limits the constraints check against (those of the largest target, an H100/H200/B200 SM).
 Facts device_facts();

@@ -1,0 +1,357 @@
+// Family "gemm": the graph's matmul or linear layer on kevo's own tensor-core GEMM
+// (templates/gemm/), with the elementwise rest of the graph generated into the GEMM's epilogue
+// as a Tail functor (or into the second kernel the genome may place it in).
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "mutate/families.h"
+
+namespace kevo::mutate {
+
+namespace {
+
+const ValueInfo& info(const Graph& g, int v) { return g.values[static_cast<size_t>(v)]; }
+
+// How a tail input reaches output element (row, col) of y[M, N] (torch's broadcasting).
+struct TailInput {
+  enum Kind { Full, PerColumn, PerRow, Scalar };
+  int value = -1;
+  std::string buffer;  // the contract name: the plan argument
+  std::string name;    // its parameter in the generated code: "in_b"
+  Kind kind = Full;
+  DType dtype = DType::Float32;
+};
+
+struct Mapping {
+  int main = -1, a = -1, b = -1, bias = -1, t = -1;
+  bool b_kmajor = false;  // linear: W is [N, K]; matmul: b is [K, N]
+  DType elem = DType::Float32, out = DType::Float32;
+  Region tail;                    // from t (and the contract's inputs) to the output
+  std::vector<TailInput> inputs;  // the tail's inputs other than t; the linear's bias first
+};
+
+const char* element_type(DType d) {
+  return d == DType::BFloat16 ? "kevo::bf16" : d == DType::Float16 ? "kevo::fp16" : "float";
+}
+int element_bytes(DType d) { return d == DType::Float32 ? 4 : 2; }
+
+// The kernel's own names never collide with the contract's: tail inputs get a prefix, scratch
+// buffers a name no contract input or output has.
+std::string scratch_name(const Task& task, std::string name) {
+  auto taken = [&](const std::string& n) {
+    for (const auto& t : task.inputs)
+      if (t.name == n) return true;
+    for (const auto& t : task.outputs)
+      if (t.name == n) return true;
+    return false;
+  };
+  while (taken(name)) name += "_";
+  return name;
+}
+
+std::string paren(const std::string& e) {
+  return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
+}
+
+// The rule that admits plain TF32 (documented in docs/templates.md): a TF32 product rounds each
+// operand to 11 significant bits (u = 2^-11), and the probabilistic bound on a length-K dot
+// product's rounding error (Higham and Mary) is about u * sqrt(K) relative to sum |a_i b_i|.
+// TF32 is offered where the task's rtol covers that at every workload's K; 3xTF32 always is.
+bool tf32_admitted(const Task& task, int64_t k) { return task.tolerance.rtol >= std::ldexp(1.0, -11) * std::sqrt(double(k)); }
+// 3xbf16 drops lo*lo and keeps about 17 bits of each operand: about 2^-16 relative error per
+// product, unbiased (round to nearest), so it is offered where rtol covers that much; the
+// evaluator's correctness checks on every workload decide, as for every genome.
+bool bf16x3_admitted(const Task& task) { return task.tolerance.rtol >= std::ldexp(1.0, -16); }
+
+class GemmSpace : public DesignSpace {
+ public:
+  GemmSpace(TaskGraphPtr tg, Mapping m, std::vector<Facts> facts)
+      : DesignSpace("gemm/" + tg->graph().nodes[static_cast<size_t>(m.main)].op,
+                    "kevo's tensor-core GEMM (mma.sync or wgmma; 3xTF32, 3xbf16, TF32 or native 16-bit products; split-K), "
+                    "the elementwise tail in its epilogue or in a second kernel",
+                    "gemm", std::move(facts)),
+        tg_(std::move(tg)), m_(std::move(m)) {}
+
+  std::string render(const Genome& g) const override {
+    auto v = values(g);
+    const Task& task = tg_->task();
+    const int out = tg_->output();
+    const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2;
+    const int64_t splits = v["kSplits"], threads = (v["kPath"] ? 128 : 32) * v["kWarpsM"] * v["kWarpsN"];
+    const std::string M = tg_->dim(out, 0), N = tg_->dim(out, 1), K = tg_->dim(m_.a, 1);
+    const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
+                              ") * ((" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]) + ")";
+    const std::string ws = scratch_name(task, "gemm_workspace"), turns = scratch_name(task, "gemm_turns");
+    const std::string y = task.outputs.front().name;
+    const auto input_name = [&](int val) { return task.inputs[static_cast<size_t>(tg_->input_index(val))].name; };
+    const std::string T = element_type(m_.elem), TOut = element_type(m_.out);
+
+    std::ostringstream src;
+    src << "// The op graph (first workload); the GEMM computes " << input_name(m_.a) << " @ " << input_name(m_.b)
+        << (m_.b_kmajor ? "^T" : "") << ", Tail::apply the rest from its accumulator:\n";
+    std::istringstream ref(tg_->graph().to_string());
+    for (std::string line; std::getline(ref, line);) src << "//   " << line << "\n";
+    src << tail_functor() << "\n";
+    src << "using Config = kevo::GemmConfig<" << enumerator(g, "kPath") << ", " << T << ", " << TOut << ", "
+        << enumerator(g, "kPrecision") << ", " << v["kBM"] << ", " << v["kBN"] << ", " << v["kBK"] << ", " << v["kWarpsM"]
+        << ", " << v["kWarpsN"] << ", " << v["kStages"] << ", kevo::BLayout::" << (m_.b_kmajor ? "KMajor" : "NMajor")
+        << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", " << enumerator(g, "kSplit") << ", " << splits
+        << ", " << enumerator(g, "kEpilogue") << ">;\n";
+    const int64_t shared = shared_bytes(v);
+    src << "static_assert(Config::kSharedBytes == " << shared << ", \"the plan's shared_bytes\");\n\n";
+
+    // The GEMM kernel: operands, scratch, tail inputs, sizes.
+    nlohmann::json args = nlohmann::json::array({input_name(m_.a), input_name(m_.b), y});
+    src << "extern \"C\" __global__ void __launch_bounds__(Config::kThreads, " << v["kMinBlocks"]
+        << ") kevo_gemm(const " << T << "* a, const " << T
+        << "* b, " << TOut << "* y";
+    if (serial || second_kernel) {
+      src << ", float* ws";
+      args.push_back(ws);
+    }
+    if (serial) {
+      src << ", int* turns";
+      args.push_back(turns);
+    }
+    src << tail_parameters(args) << ", int M, int N, int K) {\n";
+    src << "  const kevo::GemmOperands<" << T << ", " << TOut << "> op{a, b, y, " << (serial || second_kernel ? "ws" : "nullptr")
+        << ", " << (serial ? "turns" : "nullptr") << ", M, N, K};\n";
+    src << "  kevo::gemm<Config, Tail>(op, " << tail_params_init() << ");\n}\n";
+    args.push_back({{"int", M}});
+    args.push_back({{"int", N}});
+    args.push_back({{"int", K}});
+
+    nlohmann::json steps = nlohmann::json::array();
+    nlohmann::json plan;
+    if (serial) {
+      src << "\n// Serial split-K's turn counters start at zero in every run.\n"
+             "extern \"C\" __global__ void kevo_gemm_zero_turns(int* turns, int n) { kevo::gemm_zero_flags(turns, n); }\n";
+      steps.push_back({{"kernel", "kevo_gemm_zero_turns"},
+                       {"grid", {"(" + tiles + " + 255) // 256"}},
+                       {"block", {256}},
+                       {"args", {turns, {{"int", tiles}}}}});
+      plan["buffers"][turns] = {{"dtype", "int32"}, {"shape", {tiles}}};
+    }
+    steps.push_back({{"kernel", "kevo_gemm"},
+                     {"grid", {tiles, splits}},
+                     {"block", {threads}},
+                     {"shared_bytes", shared},
+                     {"args", args}});
+    if (serial || second_kernel) {
+      nlohmann::json shape = nlohmann::json::array({M, N});
+      if (second_kernel) shape.insert(shape.begin(), splits);
+      plan["buffers"][ws] = {{"dtype", "float32"}, {"shape", shape}};
+    }
+    if (second_kernel) {
+      nlohmann::json rargs = nlohmann::json::array({ws, y});
+      src << "\n// The second kernel: the partial sums in split order, then the tail.\n"
+          << "extern \"C\" __global__ void __launch_bounds__(256) kevo_gemm_reduce(const float* ws, " << TOut << "* y"
+          << tail_parameters(rargs) << ", int M, int N, int splits) {\n"
+          << "  kevo::gemm_reduce<" << TOut << ", Tail>(ws, y, M, N, splits, " << tail_params_init() << ");\n}\n";
+      rargs.push_back({{"int", M}});
+      rargs.push_back({{"int", N}});
+      rargs.push_back({{"int", splits}});
+      steps.push_back({{"kernel", "kevo_gemm_reduce"},
+                       {"grid", {"(" + paren(M) + " * " + paren(N) + " // 2 + 255) // 256"}},
+                       {"block", {256}},
+                       {"args", rargs}});
+    }
+    plan["steps"] = steps;
+
+    std::ostringstream knobs;
+    for (size_t i = 0; i < this->knobs().size(); ++i)
+      knobs << (i ? ", " : "") << this->knobs()[i].name << "=" << g.values[i];
+    const std::string comment =
+        "Generated by kevo from template family 'gemm' (space " + id() + ").\nGenome: " + knobs.str() + ".\n" +
+        (v["kPath"] ? "wgmma (sm_90a)" : "mma.sync") + ", " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
+        std::to_string(v["kBK"]) + " tiles, " + std::to_string(v["kStages"]) + " stages, " +
+        (splits > 1 ? std::to_string(splits) + " K splits (" + (serial ? "serial" : "parallel") + "), " : "") + "tail " +
+        (second_kernel ? "in a second kernel" : v["kEpilogue"] == 1 ? "in the epilogue, staged through shared memory"
+                                                                     : "in the epilogue, from registers") +
+        ".";
+    return candidate_text(task, task.name + "_gemm", plan, comment,
+                          candidate_templates(manifest()) + "\n" + src.str());
+  }
+
+ private:
+  // Config::kSharedBytes, computed as the template does (the generated static_assert checks it).
+  int64_t shared_bytes(std::map<std::string, int64_t>& v) const {
+    const int64_t e = element_bytes(m_.elem);
+    int64_t main = v["kStages"] * (v["kBM"] + v["kBN"]) * v["kBK"] * e;
+    const bool fp32 = m_.elem == DType::Float32, bf16x3 = v["kPrecision"] == 3;
+    if (v["kPath"] == 1 && fp32 && !bf16x3 && !(v["kPrecision"] == 1 && m_.b_kmajor)) main += 2 * v["kBN"] * v["kBK"] * 4;
+    if (v["kPath"] == 1 && bf16x3) main += 2 * 2 * (v["kBM"] + v["kBN"]) * v["kBK"] * 2;  // two sets of bf16 parts
+    const int64_t staged = v["kEpilogue"] == 1 ? v["kBM"] * (v["kBN"] + 4) * 4 : 0;
+    return std::max(main, staged);
+  }
+
+  // ", const float* in_b" per tail input; their buffers appended to `args`.
+  std::string tail_parameters(nlohmann::json& args) const {
+    std::string s;
+    for (const TailInput& in : m_.inputs) {
+      s += std::string(", const ") + element_type(in.dtype) + "* " + in.name;
+      args.push_back(in.buffer);
+    }
+    return s;
+  }
+  std::string tail_params_init() const {
+    std::string s = "Tail::Params{";
+    for (const TailInput& in : m_.inputs) s += in.name + ", ";
+    return s + "N}";
+  }
+
+  std::string tail_functor() const {
+    const Graph& gr = tg_->graph();
+    std::ostringstream s;
+    s << "struct Tail {\n  struct Params {\n";
+    for (const TailInput& in : m_.inputs) {
+      const char* how = in.kind == TailInput::Full        ? "[M, N]"
+                        : in.kind == TailInput::PerColumn ? "one value per column"
+                        : in.kind == TailInput::PerRow    ? "one value per row"
+                                                          : "one value";
+      s << "    const " << element_type(in.dtype) << "* __restrict__ " << in.name << ";  // " << in.buffer << ": " << how << "\n";
+    }
+    s << "    long long n;  // N, the row length of [M, N] inputs\n  };\n";
+    s << "  static __device__ __forceinline__ float apply(const Params& p, float acc, long long row, long long col) {\n";
+    s << "    (void)p, (void)row, (void)col;\n";
+    std::string start = "acc";
+    if (m_.bias >= 0) {
+      const TailInput& b = m_.inputs.front();
+      s << "    const float v" << m_.t << " = acc + kevo::load_float(" << b.name << "_at(p, row, col));  // %" << m_.t
+        << " = the linear layer with its bias\n";
+      start = "v" + std::to_string(m_.t);
+    }
+    std::string result;
+    const std::string body = emit_region(gr, m_.tail,
+                                         [&](int leaf) {
+                                           if (leaf == m_.t) return start;
+                                           for (const TailInput& in : m_.inputs)
+                                             if (in.value == leaf) return "kevo::load_float(" + in.name + "_at(p, row, col))";
+                                           return std::string("0.f");
+                                         },
+                                         "    ", &result);
+    s << body << "    return " << result << ";\n  }\n";
+    // Where each input's element for (row, col) lies.
+    for (const TailInput& in : m_.inputs) {
+      const std::string at = in.kind == TailInput::Full        ? "row * p.n + col"
+                             : in.kind == TailInput::PerColumn ? "col"
+                             : in.kind == TailInput::PerRow    ? "row"
+                                                               : "0";
+      s << "  static __device__ __forceinline__ const " << element_type(in.dtype) << "* " << in.name
+        << "_at(const Params& p, long long row, long long col) {\n    (void)row, (void)col;\n    return p." << in.name << " + "
+        << at << ";\n  }\n";
+    }
+    s << "};\n";
+    return s.str();
+  }
+
+  TaskGraphPtr tg_;
+  Mapping m_;
+};
+
+bool is_float(DType d) { return d == DType::Float32 || d == DType::BFloat16 || d == DType::Float16; }
+
+// A tail input broadcast onto y[M, N] (right-aligned, as torch broadcasts); false when a dim
+// neither is 1 nor matches the output's in every workload.
+bool broadcast_input(const TaskGraph& tg, int v, int out, TailInput& in) {
+  const int lrank = tg.rank(v);
+  if (!is_float(info(tg.graph(), v).dtype) || lrank > 2) return false;
+  in.value = v;
+  in.buffer = tg.task().inputs[static_cast<size_t>(tg.input_index(v))].name;
+  in.name = "in_" + ident(in.buffer);
+  in.dtype = info(tg.graph(), v).dtype;
+  bool varies[2] = {false, false};
+  for (int d = 0; d < lrank; ++d) {
+    const int od = d + 2 - lrank;
+    bool matches = true;
+    for (size_t w = 0; w < tg.workloads(); ++w) {
+      const int64_t n = info(tg.graph(w), v).shape[static_cast<size_t>(d)];
+      varies[od] = varies[od] || n != 1;
+      matches = matches && n == info(tg.graph(w), out).shape[static_cast<size_t>(od)];
+    }
+    if (varies[od] && !matches) return false;
+  }
+  in.kind = varies[0] && varies[1] ? TailInput::Full
+            : varies[1]            ? TailInput::PerColumn
+            : varies[0]            ? TailInput::PerRow
+                                   : TailInput::Scalar;
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) {
+  std::vector<std::unique_ptr<DesignSpace>> none;
+  const TaskGraph& tg = *tgp;
+  const Graph& g = tg.graph();
+  if (g.outputs.size() != 1) return none;
+  const int o = tg.output();
+  if (tg.input_index(o) >= 0 || tg.rank(o) != 2) return none;
+
+  // The main op: the graph's only matmul or linear (and no convolution), on graph inputs.
+  Mapping m;
+  for (size_t p = 0; p < g.nodes.size(); ++p) {
+    const std::string& op = g.nodes[p].op;
+    if (op == "conv2d") return none;
+    if (op != "linear" && op != "matmul") continue;
+    if (m.main >= 0) return none;
+    m.main = static_cast<int>(p);
+  }
+  if (m.main < 0) return none;
+  const Node& main = g.nodes[static_cast<size_t>(m.main)];
+  m.a = main.inputs[0];
+  m.b = main.inputs[1];
+  m.bias = main.op == "linear" && main.inputs.size() > 2 ? main.inputs[2] : -1;
+  m.b_kmajor = main.op == "linear";
+  m.t = main.outputs.front();
+  m.elem = info(g, m.a).dtype;
+  m.out = info(g, o).dtype;
+  if (!is_float(m.elem) || info(g, m.b).dtype != m.elem || tg.input_index(m.a) < 0 || tg.input_index(m.b) < 0) return none;
+  if (tg.rank(m.a) != 2 || tg.rank(m.b) != 2 || tg.rank(m.t) != 2) return none;
+  if (m.out != DType::Float32 && m.out != m.elem) return none;  // fp32 results, or results of the operands' type
+  for (size_t w = 0; w < tg.workloads(); ++w)
+    if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return none;  // the tail maps y 1:1
+
+  // The tail: the output from t and the contract's inputs, elementwise (in float).
+  m.tail = elementwise_region(g, o, [&](int v) { return v == m.t || tg.input_index(v) >= 0; }, m.elem != DType::Float32);
+  if (!m.tail.ok) return none;
+  if (m.bias >= 0) {
+    TailInput b;
+    if (tg.input_index(m.bias) < 0 || tg.rank(m.bias) != 1 || !broadcast_input(tg, m.bias, o, b)) return none;
+    b.kind = TailInput::PerColumn;
+    b.name += "_bias";  // the linear's own bias, apart from any use of the same input in the tail
+    m.inputs.push_back(b);
+  }
+  for (int leaf : m.tail.leaves) {
+    if (leaf == m.t) continue;
+    TailInput in;
+    if (!broadcast_input(tg, leaf, o, in)) return none;
+    m.inputs.push_back(in);
+  }
+
+  // Sizes the loads and stores need at every workload (16-byte chunks along K, and along N for a
+  // b stored [K, N]; pairs of columns per store); where they fail, the family does not serve the task.
+  const int e = element_bytes(m.elem);
+  std::vector<Facts> facts;
+  bool tf32 = m.elem == DType::Float32;
+  for (size_t w = 0; w < tg.workloads(); ++w) {
+    const int64_t M = info(tg.graph(w), o).shape[0], N = info(tg.graph(w), o).shape[1],
+                  K = info(tg.graph(w), m.a).shape[1];
+    if (K % (16 / e) != 0 || N % 2 != 0 || (!m.b_kmajor && N % (16 / e) != 0)) return none;
+    tf32 = tf32 && tf32_admitted(tg.task(), K);
+    facts.push_back({{"m", M}, {"n", N}, {"k", K}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e},
+                     {"b_kmajor", m.b_kmajor}});
+  }
+  for (Facts& f : facts) {
+    f["tf32_ok"] = tf32;
+    f["bf16x3_ok"] = m.elem == DType::Float32 && bf16x3_admitted(tg.task());
+  }
+  std::vector<std::unique_ptr<DesignSpace>> out;
+  out.push_back(std::make_unique<GemmSpace>(tgp, std::move(m), std::move(facts)));
+  return out;
+}
+
+}  // namespace kevo::mutate
