@@ -15,6 +15,6 @@ if ls "$root"/.deps/*.deb >/dev/null 2>&1; then
   for deb in "$root"/.deps/*.deb; do dpkg -x "$deb" "$prefix"; done
   export KEVO_CMAKE_ARGS="-DBOOST_ROOT=$prefix/usr -DBoost_NO_SYSTEM_PATHS=ON ${KEVO_CMAKE_ARGS:-}"
 fi
-export KEVO_NO_APT=1
+export KEVO_NO_APT=1 KEVO_NO_PIP=1  # no package registry there
 export BUILD_DIR=${BUILD_DIR:-$root/build-gpu}
 exec "$root/scripts/test.sh" "$@"
