@@ -90,6 +90,7 @@ Value lower_tensor(Lowering& L, const Args& a) {
   Shape shape;
   DType t = DType::Bool;
   list_shape(a, data, 0, shape, t);
+  if (numel(shape) == 0) t = DType::Float32;  // torch.tensor([]) holds no number to infer from
   return Value::of_tensor(list_tensor(L, data, dtype.value_or(t)));
 }
 

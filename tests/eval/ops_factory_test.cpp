@@ -28,6 +28,7 @@ TEST_F(FactoryOps, TorchTensorConstants) {
   expect_returns("torch.tensor([[1, 2.5]])", in, torch::tensor({1.0f, 2.5f}).view({1, 2}));
   expect_returns("torch.tensor((True, 2))", in, torch::tensor({1, 2}, torch::kInt64));
   expect_returns("torch.tensor([4.0])", in, torch::tensor({4.0f}));
+  expect_returns("torch.tensor([])", in, torch::zeros({0}));
   expect_returns("torch.tensor(x)", in, x);
   // KernelBench level 2, 31, 83 and 93: an elementwise minimum with a constant tensor.
   expect_returns("torch.min(x, torch.tensor(0.25))", in, torch::minimum(x, torch::tensor(0.25f)));
