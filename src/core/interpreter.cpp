@@ -286,7 +286,8 @@ class Interpreter {
         Value v = eval(*idx.items[k]);
         if (v.kind == Value::Kind::None) continue;
         if (v.kind == Value::Kind::Tensor)
-          fail(idx.items[k]->pos, "slice bounds must be Python ints; a Tensor bound would make the shape depend on data");
+          fail(idx.items[k]->pos,
+               "slice bounds must be Python ints; a Tensor bound would make the shape depend on data");
         if (v.kind != Value::Kind::Int) fail(idx.items[k]->pos, "slice bounds must be ints, got " + v.type_name());
         *bounds[k] = v.i;
       }

@@ -36,8 +36,8 @@ std::vector<int64_t> int_tuple(const Args& a, const std::string& name, size_t n,
   std::vector<int64_t> v = a.ints(name);
   if (v.size() == 1) v.assign(n, v[0]);
   if (v.size() != n)
-    a.fail(name, "must be an int or a tuple of " + std::to_string(n) + " ints, got " + std::to_string(v.size()) +
-                     " values");
+    a.fail(name,
+           "must be an int or a tuple of " + std::to_string(n) + " ints, got " + std::to_string(v.size()) + " values");
   for (int64_t x : v)
     if (x < min) a.fail(name, (min > 0 ? "must be positive, got " : "must be non-negative, got ") + shape_string(v));
   return v;

@@ -27,8 +27,10 @@ LowerFn python_extremum(bool is_max) {
     Value best = v.items[0];
     for (const Value& item : v.items) {
       if (item.kind == Value::Kind::Tensor)
-        a.fail("args", std::string("Python's ") + (is_max ? "max" : "min") + "() of tensors is not supported: use torch." +
-                           (is_max ? "maximum" : "minimum") + " or torch." + (is_max ? "amax" : "amin"));
+        a.fail("args", std::string("Python's ") + (is_max ? "max() of tensors is not supported: use torch.maximum or "
+                                                           "torch.amax"
+                                                         : "min() of tensors is not supported: use torch.minimum or "
+                                                           "torch.amin"));
       if (!item.is_number()) a.fail("args", "must be numbers, got " + item.type_name());
       if (is_max ? item.as_double() > best.as_double() : item.as_double() < best.as_double()) best = item;
     }

@@ -63,16 +63,18 @@ std::vector<int64_t> conv_padding(const Args& a, size_t nd, const std::vector<in
   if (p.kind != Value::Kind::String) return int_tuple(a, "padding", nd, 0);
   if (p.s == "valid") return std::vector<int64_t>(nd, 0);
   if (p.s != "same")
-    a.fail("padding", "must be 'valid', 'same', an int or a tuple of " + str(static_cast<int64_t>(nd)) + " ints, got '" +
-                          p.s + "'");
-  if (stride != std::vector<int64_t>(nd, 1)) a.fail("padding", "padding='same' is not supported for strided convolutions");
+    a.fail("padding", "must be 'valid', 'same', an int or a tuple of " + str(static_cast<int64_t>(nd)) +
+                          " ints, got '" + p.s + "'");
+  if (stride != std::vector<int64_t>(nd, 1))
+    a.fail("padding", "padding='same' is not supported for strided convolutions");
   std::vector<int64_t> pad;
   for (size_t i = 0; i < nd; ++i) {
     int64_t total = dilation[i] * (ws[2 + i] - 1);
     // torch pads one extra element at the end here; the canonical node holds symmetric padding only.
     if (total % 2 != 0)
-      a.fail("padding", "padding='same' with kernel size " + str(ws[2 + i]) + " and dilation " + str(dilation[i]) +
-                            " needs uneven padding, which kevo does not support: use an odd kernel or explicit padding");
+      a.fail("padding",
+             "padding='same' with kernel size " + str(ws[2 + i]) + " and dilation " + str(dilation[i]) +
+                 " needs uneven padding, which kevo does not support: use an odd kernel or explicit padding");
     pad.push_back(total / 2);
   }
   return pad;
@@ -84,11 +86,11 @@ Value lower_conv(Lowering& L, const Args& a, size_t nd) {
   const Shape &xs = L.shape(o.x), &ws = L.shape(o.w);
   int64_t groups = groups_arg(a);
   if (ws[0] % groups != 0)
-    a.fail("weight", "out_channels " + str(ws[0]) + " of weight " + shape_string(ws) + " are not divisible by groups=" +
-                         str(groups));
+    a.fail("weight", "out_channels " + str(ws[0]) + " of weight " + shape_string(ws) +
+                         " are not divisible by groups=" + str(groups));
   if (xs[o.c] != ws[1] * groups)
-    a.fail("input", "has " + str(xs[o.c]) + " channels (shape " + shape_string(xs) + ") but weight " + shape_string(ws) +
-                        " with groups=" + str(groups) + " expects " + str(ws[1] * groups));
+    a.fail("input", "has " + str(xs[o.c]) + " channels (shape " + shape_string(xs) + ") but weight " +
+                        shape_string(ws) + " with groups=" + str(groups) + " expects " + str(ws[1] * groups));
   check_bias(L, a, o.b, ws[0]);
   std::vector<int64_t> stride = int_tuple(a, "stride", nd, 1), dilation = int_tuple(a, "dilation", nd, 1);
   std::vector<int64_t> padding = conv_padding(a, nd, stride, dilation, ws);
@@ -102,8 +104,8 @@ Value lower_conv(Lowering& L, const Args& a, size_t nd) {
     s.push_back((padded - span) / stride[i] + 1);
   }
   return out(L.emit1(op, {o.x, o.w, o.b},
-                     {{"stride", stride}, {"padding", padding}, {"dilation", dilation}, {"groups", groups}}, L.dtype(o.x),
-                     s));
+                     {{"stride", stride}, {"padding", padding}, {"dilation", dilation}, {"groups", groups}},
+                     L.dtype(o.x), s));
 }
 
 // The gradient of a convolution: each input element scatters the kernel into the output, so
@@ -114,15 +116,16 @@ Value lower_conv_transpose(Lowering& L, const Args& a, size_t nd) {
   const Shape &xs = L.shape(o.x), &ws = L.shape(o.w);
   int64_t groups = groups_arg(a);
   if (ws[0] % groups != 0)
-    a.fail("weight", "in_channels " + str(ws[0]) + " of weight " + shape_string(ws) + " are not divisible by groups=" +
-                         str(groups));
+    a.fail("weight", "in_channels " + str(ws[0]) + " of weight " + shape_string(ws) +
+                         " are not divisible by groups=" + str(groups));
   if (xs[o.c] != ws[0])
     a.fail("input", "has " + str(xs[o.c]) + " channels (shape " + shape_string(xs) + ") but the transposed weight " +
                         shape_string(ws) + " expects " + str(ws[0]));
   int64_t out_channels = ws[1] * groups;
   check_bias(L, a, o.b, out_channels);
   if (a.get("padding").kind == Value::Kind::String)
-    a.fail("padding", "must be an int or a tuple of ints for a transposed convolution, got '" + a.get("padding").s + "'");
+    a.fail("padding",
+           "must be an int or a tuple of ints for a transposed convolution, got '" + a.get("padding").s + "'");
   std::vector<int64_t> stride = int_tuple(a, "stride", nd, 1), dilation = int_tuple(a, "dilation", nd, 1);
   std::vector<int64_t> padding = int_tuple(a, "padding", nd, 0), extra = int_tuple(a, "output_padding", nd, 0);
   for (size_t i = 0; i < nd; ++i)
@@ -136,13 +139,14 @@ Value lower_conv_transpose(Lowering& L, const Args& a, size_t nd) {
     int64_t size = (xs[o.c + 1 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ws[2 + i] - 1) + extra[i] + 1;
     if (size < 1)
       L.fail(op + ": input " + shape_string(xs) + " with padding " + shape_string(padding) +
-             " gives an output size of " + str(size) + " in spatial dim " + str(static_cast<int64_t>(i)) + ": too small");
+             " gives an output size of " + str(size) + " in spatial dim " + str(static_cast<int64_t>(i)) +
+             ": too small");
     s.push_back(size);
   }
-  return out(L.emit1(op, {o.x, o.w, o.b},
-                     {{"stride", stride}, {"padding", padding}, {"output_padding", extra}, {"dilation", dilation},
-                      {"groups", groups}},
-                     L.dtype(o.x), s));
+  return out(L.emit1(
+      op, {o.x, o.w, o.b},
+      {{"stride", stride}, {"padding", padding}, {"output_padding", extra}, {"dilation", dilation}, {"groups", groups}},
+      L.dtype(o.x), s));
 }
 
 LowerFn conv(size_t nd) {

@@ -44,7 +44,8 @@ Value lower_to(Lowering& L, const Args& a) {
 }
 
 Value lower_type(Lowering& L, const Args& a) {
-  if (a.is_none("dtype")) a.fail("dtype", "type() without a dtype returns a type name; pass a dtype such as torch.float16");
+  if (a.is_none("dtype"))
+    a.fail("dtype", "type() without a dtype returns a type name; pass a dtype such as torch.float16");
   a.boolean("non_blocking");
   return cast(L, a.tensor("input"), a.dtype("dtype"));
 }

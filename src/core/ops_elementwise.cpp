@@ -127,7 +127,8 @@ Value lower_clamp(Lowering& L, const Args& a, AttrValue min, AttrValue max) {
 LowerFn triangle(const std::string& op) {
   return [op](Lowering& L, const Args& a) {
     int x = a.tensor("input");
-    if (L.rank(x) < 2) a.fail("input", op + ": input tensor must have at least 2 dimensions, got shape " + shape_string(L.shape(x)));
+    if (L.rank(x) < 2)
+      a.fail("input", op + ": input tensor must have at least 2 dimensions, got shape " + shape_string(L.shape(x)));
     return Value::of_tensor(L.emit1(op, {x}, {{"diagonal", a.integer("diagonal")}}, L.dtype(x), L.shape(x)));
   };
 }
@@ -151,8 +152,9 @@ void register_elementwise_ops(OpTable& t) {
   t.add({"torch.tril", "Tensor.tril"}, "input, diagonal=0", triangle("tril"));
   t.add({"torch.triu", "Tensor.triu"}, "input, diagonal=0", triangle("triu"));
   // torch.square is pow(x, 2): integers stay integers, a bool tensor gives int64.
-  t.add({"torch.square", "Tensor.square"}, "input",
-        [](Lowering& L, const Args& a) { return lower_binary(L, "pow", Value::of_tensor(a.tensor("input")), Value::integer(2)); });
+  t.add({"torch.square", "Tensor.square"}, "input", [](Lowering& L, const Args& a) {
+    return lower_binary(L, "pow", Value::of_tensor(a.tensor("input")), Value::integer(2));
+  });
   t.add({"torch.clamp", "torch.clip", "Tensor.clamp", "Tensor.clip"}, "input, min=None, max=None",
         [](Lowering& L, const Args& a) { return lower_clamp(L, a, clamp_bound(a, "min"), clamp_bound(a, "max")); });
   t.add({"torch.clamp_min", "Tensor.clamp_min"}, "input, min",

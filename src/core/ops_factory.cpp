@@ -47,14 +47,16 @@ void list_shape(const Args& a, const Value& v, size_t depth, Shape& shape, DType
     if (depth != shape.size()) a.fail("data", "is not rectangular: a number where a list was expected");
     DType t = inferred(v);
     dtype = (t == DType::Float32 || dtype == DType::Float32) ? DType::Float32
-            : (t == DType::Int64 || dtype == DType::Int64) ? DType::Int64 : dtype;
+            : (t == DType::Int64 || dtype == DType::Int64)   ? DType::Int64
+                                                             : dtype;
     return;
   }
   int64_t n = static_cast<int64_t>(v.items.size());
   if (depth == shape.size()) {
     shape.push_back(n);
   } else if (shape[depth] != n) {
-    a.fail("data", "expected sequence of length " + str(shape[depth]) + " at dim " + str(depth) + " (got " + str(n) + ")");
+    a.fail("data",
+           "expected sequence of length " + str(shape[depth]) + " at dim " + str(depth) + " (got " + str(n) + ")");
   }
   for (const Value& item : v.items) list_shape(a, item, depth + 1, shape, dtype);
 }
@@ -86,7 +88,8 @@ Value lower_tensor(Lowering& L, const Args& a) {
     return Value::of_tensor(dtype ? lower_cast(L, x, *dtype) : x);
   }
   if (data.is_number()) return Value::of_tensor(full(L, {}, data, dtype.value_or(inferred(data))));
-  if (data.kind != Value::Kind::Tuple) a.fail("data", "must be a number or a (nested) list of numbers, got " + data.type_name());
+  if (data.kind != Value::Kind::Tuple)
+    a.fail("data", "must be a number or a (nested) list of numbers, got " + data.type_name());
   Shape shape;
   DType t = DType::Bool;
   list_shape(a, data, 0, shape, t);
@@ -145,13 +148,15 @@ void register_factory_ops(OpTable& t) {
   t.add({"torch.zeros_like"}, "input, *, " + like, filled_like(0.0));
   t.add({"torch.ones_like"}, "input, *, " + like, filled_like(1.0));
   t.add({"torch.full_like"}, "input, fill_value, *, " + like, filled_like(std::nullopt));
-  const std::string random = "random tensors make the reference's output random, so it cannot be checked: make the "
-                             "values an input of the contract";
+  const std::string random =
+      "random tensors make the reference's output random, so it cannot be checked: make the "
+      "values an input of the contract";
   for (const char* name : {"torch.rand", "torch.randn", "torch.randint", "torch.rand_like", "torch.randn_like",
                            "torch.randint_like", "torch.randperm", "torch.bernoulli", "torch.multinomial"})
     t.add({name}, "*args=(), **", refused(std::string(name) + ": " + random));
   for (const char* name : {"torch.empty", "torch.empty_like"})
-    t.add({name}, "*args=(), **", refused(std::string(name) + ": uninitialised memory has no defined value: use zeros"));
+    t.add({name}, "*args=(), **",
+          refused(std::string(name) + ": uninitialised memory has no defined value: use zeros"));
 }
 
 }  // namespace kevo

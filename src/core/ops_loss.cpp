@@ -84,8 +84,8 @@ Value lower_nll_loss(Lowering& L, const Args& a) {
   rest.erase(rest.begin() + cdim);
   class_index_target(L, a, t, xs, rest, "");
   int w = affine(L, a, "weight", x, {xs[cdim]});
-  return out(L.emit1("nll_loss", {x, t, w}, {{"ignore_index", a.integer("ignore_index")}, {"reduction", r}},
-                     L.dtype(x), r == "none" ? rest : Shape{}));
+  return out(L.emit1("nll_loss", {x, t, w}, {{"ignore_index", a.integer("ignore_index")}, {"reduction", r}}, L.dtype(x),
+                     r == "none" ? rest : Shape{}));
 }
 
 // Binary cross-entropy: target of the input's own shape (torch refuses any other); the optional
@@ -102,7 +102,8 @@ Value lower_bce(Lowering& L, const Args& a, bool logits) {
   const char* names[] = {"input", "target", "weight", "pos_weight"};
   for (size_t k = 2; k < operands.size(); ++k)
     if (operands[k] >= 0 && !broadcasts_to(L.shape(operands[k]), xs))
-      a.fail(names[k], "shape " + shape_string(L.shape(operands[k])) + " does not broadcast to the input " + shape_string(xs));
+      a.fail(names[k],
+             "shape " + shape_string(L.shape(operands[k])) + " does not broadcast to the input " + shape_string(xs));
   return out(L.emit1(op, operands, {{"reduction", r}}, L.dtype(x), r == "none" ? xs : Shape{}));
 }
 
@@ -153,16 +154,19 @@ Value lower_cosine_embedding(Lowering& L, const Args& a) {
 Shape distance_shape(Lowering& L, int x1, int x2, bool keepdim) {
   Shape s = broadcast_shapes(L, L.shape(x1), L.shape(x2));
   if (s.empty()) L.fail("pairwise_distance needs inputs of at least one dim");
-  if (keepdim) s.back() = 1;
-  else s.pop_back();
+  if (keepdim)
+    s.back() = 1;
+  else
+    s.pop_back();
   return s;
 }
 
 Value lower_pairwise_distance(Lowering& L, const Args& a) {
   int x1 = float_tensor(L, a, "x1"), x2 = typed(L, a, "x2", x1);
   bool keepdim = a.boolean("keepdim");
-  return out(L.emit1("pairwise_distance", {x1, x2}, {{"p", a.number("p")}, {"eps", a.number("eps")}, {"keepdim", keepdim}},
-                     L.dtype(x1), distance_shape(L, x1, x2, keepdim)));
+  return out(L.emit1("pairwise_distance", {x1, x2},
+                     {{"p", a.number("p")}, {"eps", a.number("eps")}, {"keepdim", keepdim}}, L.dtype(x1),
+                     distance_shape(L, x1, x2, keepdim)));
 }
 
 Value lower_cosine_similarity(Lowering& L, const Args& a) {
@@ -178,18 +182,20 @@ Value lower_cosine_similarity(Lowering& L, const Args& a) {
 Value lower_triplet_margin(Lowering& L, const Args& a) {
   int an = float_tensor(L, a, "anchor"), pos = typed(L, a, "positive", an), neg = typed(L, a, "negative", an);
   if (L.rank(an) != L.rank(pos) || L.rank(an) != L.rank(neg))
-    L.fail("the anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: "
-           "anchor " + str(L.rank(an)) + "D, positive " + str(L.rank(pos)) + "D, and negative " + str(L.rank(neg)) +
-           "D inputs");
+    L.fail(
+        "the anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: "
+        "anchor " +
+        str(L.rank(an)) + "D, positive " + str(L.rank(pos)) + "D, and negative " + str(L.rank(neg)) + "D inputs");
   std::string r = reduction_arg(a);
   double margin = a.number("margin"), p = a.number("p");
   if (margin <= 0) a.fail("margin", "must be greater than 0, got " + std::to_string(margin));
   Shape s = distance_shape(L, an, pos, false);
   Shape s2 = distance_shape(L, an, neg, false);
   s = broadcast_shapes(L, s, s2);
-  return out(L.emit1("triplet_margin_loss", {an, pos, neg},
-                     {{"margin", margin}, {"p", p}, {"eps", a.number("eps")}, {"swap", a.boolean("swap")}, {"reduction", r}},
-                     L.dtype(an), r == "none" ? s : Shape{}));
+  return out(
+      L.emit1("triplet_margin_loss", {an, pos, neg},
+              {{"margin", margin}, {"p", p}, {"eps", a.number("eps")}, {"swap", a.boolean("swap")}, {"reduction", r}},
+              L.dtype(an), r == "none" ? s : Shape{}));
 }
 
 }  // namespace
@@ -197,14 +203,16 @@ Value lower_triplet_margin(Lowering& L, const Args& a) {
 void register_loss_ops(OpTable& t) {
   const std::string F = "torch.nn.functional.";
   const std::string legacy = "input, target, size_average=None, reduce=None, reduction='mean'";
-  t.add({F + "mse_loss"}, legacy, [](Lowering& L, const Args& a) { return lower_pointwise_loss(L, a, "mse_loss", {}); });
+  t.add({F + "mse_loss"}, legacy,
+        [](Lowering& L, const Args& a) { return lower_pointwise_loss(L, a, "mse_loss", {}); });
   t.add({F + "l1_loss"}, legacy, [](Lowering& L, const Args& a) { return lower_pointwise_loss(L, a, "l1_loss", {}); });
   t.add({F + "soft_margin_loss"}, legacy,
         [](Lowering& L, const Args& a) { return lower_pointwise_loss(L, a, "soft_margin_loss", {}); });
   t.add({F + "smooth_l1_loss"}, legacy + ", beta=1.0", lower_smooth_l1_loss);
   t.add({F + "huber_loss"}, "input, target, reduction='mean', delta=1.0, weight=None", [](Lowering& L, const Args& a) {
     double delta = a.number("delta");
-    if (delta <= 0) a.fail("delta", "huber_loss does not support non-positive values for delta, got " + std::to_string(delta));
+    if (delta <= 0)
+      a.fail("delta", "huber_loss does not support non-positive values for delta, got " + std::to_string(delta));
     if (!a.is_none("weight")) a.fail("weight", "a weighted huber_loss is not supported");
     return lower_pointwise_loss(L, a, "huber_loss", {{"delta", delta}});
   });
@@ -220,9 +228,9 @@ void register_loss_ops(OpTable& t) {
         "label_smoothing=0.0",
         lower_cross_entropy);
   t.add({F + "nll_loss"},
-        "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'", lower_nll_loss);
-  t.add({F + "binary_cross_entropy"},
-        "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
+        "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
+        lower_nll_loss);
+  t.add({F + "binary_cross_entropy"}, "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
         [](Lowering& L, const Args& a) { return lower_bce(L, a, false); });
   t.add({F + "binary_cross_entropy_with_logits"},
         "input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None",

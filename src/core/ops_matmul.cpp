@@ -58,8 +58,8 @@ Value lower_linear(Lowering& L, const Args& a) {
   if (ws.size() != 1 && ws.size() != 2)
     a.fail("weight", "must be [out_features, in_features] (or 1-D [in_features]), got shape " + shape_string(ws));
   if (xs.back() != ws.back())
-    L.fail("linear: input " + shape_string(xs) + " has " + str(xs.back()) + " features but weight " +
-           shape_string(ws) + " expects " + str(ws.back()));
+    L.fail("linear: input " + shape_string(xs) + " has " + str(xs.back()) + " features but weight " + shape_string(ws) +
+           " expects " + str(ws.back()));
   Shape s(xs.begin(), xs.end() - 1);
   if (ws.size() == 2) s.push_back(ws[0]);
   if (b >= 0 && !broadcasts_to(L.shape(b), s))
@@ -121,8 +121,9 @@ Value lower_einsum(Lowering& L, const Args& a) {
     start = comma + 1;
   }
   if (terms.size() != xs.size())
-    a.fail("equation", "einsum(): " + str(static_cast<int64_t>(xs.size())) + " operands were provided but the equation '" +
-                           eq + "' names " + str(static_cast<int64_t>(terms.size())));
+    a.fail("equation", "einsum(): " + str(static_cast<int64_t>(xs.size())) +
+                           " operands were provided but the equation '" + eq + "' names " +
+                           str(static_cast<int64_t>(terms.size())));
   std::map<char, int64_t> size;
   std::map<char, int> uses;
   Shape ellipsis;
@@ -144,7 +145,8 @@ Value lower_einsum(Lowering& L, const Args& a) {
       ++uses[c];
       int64_t n = s[d++];
       auto it = size.find(c);
-      if (it == size.end() || it->second == 1) size[c] = n;
+      if (it == size.end() || it->second == 1)
+        size[c] = n;
       else if (n != 1 && n != it->second)
         a.fail("equation", std::string("einsum(): subscript ") + c + " has size " + str(n) + " for operand " +
                                str(static_cast<int64_t>(k)) + " which does not broadcast with previously seen size " +
@@ -156,7 +158,8 @@ Value lower_einsum(Lowering& L, const Args& a) {
     EinsumTerm t = einsum_term(a, eq.substr(arrow + 2));
     for (char c : t.labels) {
       if (c != '.' && !size.count(c))
-        a.fail("equation", std::string("einsum(): output subscript ") + c + " does not appear in the equation for any input operand");
+        a.fail("equation", std::string("einsum(): output subscript ") + c +
+                               " does not appear in the equation for any input operand");
       if (std::count(t.labels.begin(), t.labels.end(), c) > 1)
         a.fail("equation", std::string("einsum(): output subscript ") + c + " appears more than once in the output");
     }
@@ -168,8 +171,10 @@ Value lower_einsum(Lowering& L, const Args& a) {
   }
   Shape s;
   for (char c : rhs) {
-    if (c == '.') s.insert(s.end(), ellipsis.begin(), ellipsis.end());
-    else s.push_back(size[c]);
+    if (c == '.')
+      s.insert(s.end(), ellipsis.begin(), ellipsis.end());
+    else
+      s.push_back(size[c]);
   }
   return out(L.emit1("einsum", xs, {{"equation", eq}}, L.dtype(xs[0]), s));
 }
@@ -180,7 +185,8 @@ Value lower_einsum(Lowering& L, const Args& a) {
 Value lower_attention(Lowering& L, const Args& a) {
   int q = float_tensor(L, a, "query"), k = typed(L, a, "key", q), v = typed(L, a, "value", q);
   for (const char* name : {"query", "key", "value"})
-    if (L.rank(a.tensor(name)) < 2) a.fail(name, "must have at least 2 dims [..., L, E], got shape " + shape_string(L.shape(a.tensor(name))));
+    if (L.rank(a.tensor(name)) < 2)
+      a.fail(name, "must have at least 2 dims [..., L, E], got shape " + shape_string(L.shape(a.tensor(name))));
   const Shape &qs = L.shape(q), &ks = L.shape(k), &vs = L.shape(v);
   if (ks.back() != qs.back())
     a.fail("key", "has embedding size " + str(ks.back()) + " but query " + shape_string(qs) + " has " + str(qs.back()));
@@ -194,17 +200,20 @@ Value lower_attention(Lowering& L, const Args& a) {
   bool causal = a.boolean("is_causal");
   int mask = a.opt_tensor("attn_mask");
   int64_t Lq = qs[qs.size() - 2], S = ks[ks.size() - 2];
-  Shape batch = broadcast_shapes(L, broadcast_shapes(L, Shape(qs.begin(), qs.end() - 2), Shape(ks.begin(), ks.end() - 2)),
-                                 Shape(vs.begin(), vs.end() - 2));
+  Shape batch =
+      broadcast_shapes(L, broadcast_shapes(L, Shape(qs.begin(), qs.end() - 2), Shape(ks.begin(), ks.end() - 2)),
+                       Shape(vs.begin(), vs.end() - 2));
   if (mask >= 0) {
     if (causal) a.fail("attn_mask", "an explicit attn_mask should not be set when is_causal=True");
     if (L.dtype(mask) != DType::Bool && L.dtype(mask) != L.dtype(q))
-      a.fail("attn_mask", "must be bool or have the query's dtype " + dtype_name(L.dtype(q)) + ", got " + dtype_name(L.dtype(mask)));
+      a.fail("attn_mask",
+             "must be bool or have the query's dtype " + dtype_name(L.dtype(q)) + ", got " + dtype_name(L.dtype(mask)));
     Shape scores = batch;
     scores.push_back(Lq);
     scores.push_back(S);
     if (!broadcasts_to(L.shape(mask), scores))
-      a.fail("attn_mask", "shape " + shape_string(L.shape(mask)) + " does not broadcast to the scores' shape " + shape_string(scores));
+      a.fail("attn_mask", "shape " + shape_string(L.shape(mask)) + " does not broadcast to the scores' shape " +
+                              shape_string(scores));
   }
   AttrValue scale;
   if (!a.is_none("scale")) scale = a.number("scale");

@@ -139,7 +139,8 @@ void register_nn_ops(OpTable& t) {
     t.add({F + name}, "input, p=0.5, training=True, inplace=False", dropout("training"));
   for (const char* name : {"alpha_dropout", "feature_alpha_dropout"})
     t.add({F + name}, "input, p=0.5, training=False, inplace=False", dropout("training"));
-  for (const char* name : {"torch.dropout", "torch.feature_dropout", "torch.alpha_dropout", "torch.feature_alpha_dropout"})
+  for (const char* name :
+       {"torch.dropout", "torch.feature_dropout", "torch.alpha_dropout", "torch.feature_alpha_dropout"})
     t.add({name}, "input, p, train", dropout("train"));
 }
 

@@ -24,8 +24,8 @@ int pooled_input(const Lowering& L, const Args& a, size_t nd) {
   int x = float_tensor(L, a, "input");
   const Shape& xs = L.shape(x);
   if (xs.size() != nd + 1 && xs.size() != nd + 2)
-    a.fail("input", "must be " + std::to_string(nd + 1) + "-D or " + std::to_string(nd + 2) + "-D (batched), got shape " +
-                        shape_string(xs));
+    a.fail("input", "must be " + std::to_string(nd + 1) + "-D or " + std::to_string(nd + 2) +
+                        "-D (batched), got shape " + shape_string(xs));
   return x;
 }
 
@@ -42,7 +42,8 @@ Shape pool_shape(Lowering& L, const Args& a, const std::string& op, int x, size_
   // torch checks the undilated kernel here (pool2d_shape_check), also where dilation is given.
   for (size_t i = 0; i < nd; ++i)
     if (padding[i] > kernel[i] / 2)
-      a.fail("padding", "must be at most half the kernel size " + shape_string(kernel) + ", got " + shape_string(padding));
+      a.fail("padding",
+             "must be at most half the kernel size " + shape_string(kernel) + ", got " + shape_string(padding));
   Shape s(xs.begin(), xs.end() - nd), spatial;
   for (size_t i = 0; i < nd; ++i)
     spatial.push_back(pool_output(xs[xs.size() - nd + i], kernel[i], padding[i], stride[i], dilation[i], ceil));
@@ -101,9 +102,13 @@ Value lower_adaptive_pool(Lowering& L, const Args& a, const std::string& kind, s
   for (size_t i = 0; i < nd; ++i) {
     const Value& item = items[i];
     int64_t in = xs[xs.size() - nd + i];
-    if (item.kind == Value::Kind::None) size.push_back(in);
-    else if (item.kind == Value::Kind::Int && item.i > 0) size.push_back(item.i);
-    else a.fail("output_size", "must hold positive ints or None, got " + (item.kind == Value::Kind::Int ? str(item.i) : item.type_name()));
+    if (item.kind == Value::Kind::None)
+      size.push_back(in);
+    else if (item.kind == Value::Kind::Int && item.i > 0)
+      size.push_back(item.i);
+    else
+      a.fail("output_size", "must hold positive ints or None, got " +
+                                (item.kind == Value::Kind::Int ? str(item.i) : item.type_name()));
   }
   for (size_t i = 0; i < nd; ++i)
     if (xs[xs.size() - nd + i] < 1) a.fail("input", "has an empty spatial dim: " + shape_string(xs));
@@ -131,8 +136,10 @@ void register_pool_ops(OpTable& t) {
   for (size_t nd = 1; nd <= 3; ++nd) {
     const std::string d = std::to_string(nd) + "d";
     t.add({F + "max_pool" + d},
-          "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False", max_pool(nd));
-    t.add({"torch.max_pool" + d}, "input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False", max_pool(nd));
+          "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False",
+          max_pool(nd));
+    t.add({"torch.max_pool" + d}, "input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False",
+          max_pool(nd));
     t.add({F + "adaptive_avg_pool" + d}, "input, output_size", adaptive_pool("avg", nd));
     t.add({F + "adaptive_max_pool" + d}, "input, output_size, return_indices=False", adaptive_pool("max", nd));
   }

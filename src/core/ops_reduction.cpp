@@ -71,8 +71,8 @@ int in_asked_dtype(Lowering& L, const Args& a, int y) {
 
 Value lower_sum(Lowering& L, const Args& a) {
   int x = input_in_dtype(L, a);
-  return Value::of_tensor(in_asked_dtype(
-      L, a, emit_reduction(L, "sum", x, reduction_dims(L, a, x), a.boolean("keepdim"), accumulating_dtype(L.dtype(x)))));
+  int sum = emit_reduction(L, "sum", x, reduction_dims(L, a, x), a.boolean("keepdim"), accumulating_dtype(L.dtype(x)));
+  return Value::of_tensor(in_asked_dtype(L, a, sum));
 }
 
 Value lower_mean(Lowering& L, const Args& a) {
@@ -88,7 +88,8 @@ Value lower_prod(Lowering& L, const Args& a) {
   std::optional<int64_t> dim = a.opt_integer("dim");
   if (!dim && keepdim) a.fail("keepdim", "is only accepted together with dim");
   std::vector<int64_t> dims = one_or_all_dims(L, a, dim, x);
-  return Value::of_tensor(in_asked_dtype(L, a, emit_reduction(L, "prod", x, dims, keepdim, accumulating_dtype(L.dtype(x)))));
+  int prod = emit_reduction(L, "prod", x, dims, keepdim, accumulating_dtype(L.dtype(x)));
+  return Value::of_tensor(in_asked_dtype(L, a, prod));
 }
 
 LowerFn extremum(const std::string& op) {
@@ -189,7 +190,8 @@ LowerFn scan(const std::string& op) {
   return [op](Lowering& L, const Args& a) {
     int x = input_in_dtype(L, a);
     int64_t dim = dim_arg(L, a, "dim", x);
-    return Value::of_tensor(in_asked_dtype(L, a, L.emit1(op, {x}, {{"dim", dim}}, accumulating_dtype(L.dtype(x)), L.shape(x))));
+    int y = L.emit1(op, {x}, {{"dim", dim}}, accumulating_dtype(L.dtype(x)), L.shape(x));
+    return Value::of_tensor(in_asked_dtype(L, a, y));
   };
 }
 

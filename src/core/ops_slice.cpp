@@ -71,8 +71,8 @@ Value lower_narrow(Lowering& L, const Args& a) {
   if (start < 0) start += size;
   if (length < 0) a.fail("length", "narrow(): length must be non-negative, got " + str(length));
   if (start + length > size)
-    a.fail("length", "start (" + str(start) + ") + length (" + str(length) + ") exceeds dimension size (" + str(size) +
-                         ")");
+    a.fail("length",
+           "start (" + str(start) + ") + length (" + str(length) + ") exceeds dimension size (" + str(size) + ")");
   return Value::of_tensor(slice(L, x, dim, start, start + length, 1));
 }
 
@@ -81,8 +81,8 @@ Value lower_select(Lowering& L, const Args& a) {
   if (L.rank(x) == 0) L.fail("select() cannot be applied to a 0-dim tensor");
   int64_t dim = dim_arg(L, a, "dim", x), size = L.shape(x)[dim], index = a.integer("index");
   if (index < -size || index >= size)
-    a.fail("index", "select(): index " + str(index) + " out of range for tensor of size " +
-                        shape_string(L.shape(x)) + " at dimension " + str(dim));
+    a.fail("index", "select(): index " + str(index) + " out of range for tensor of size " + shape_string(L.shape(x)) +
+                        " at dimension " + str(dim));
   return Value::of_tensor(select(L, x, dim, index < 0 ? index + size : index));
 }
 
@@ -110,12 +110,14 @@ Value lower_split(Lowering& L, const Args& a, const std::string& param) {
   std::vector<int64_t> sizes = a.int_list(param);
   int64_t total = 0;
   for (int64_t n : sizes) {
-    if (n < 0) a.fail(param, "split_with_sizes expects split_sizes have only non-negative entries, got " + shape_string(sizes));
+    if (n < 0)
+      a.fail(param, "split_with_sizes expects split_sizes have only non-negative entries, got " + shape_string(sizes));
     total += n;
   }
   if (total != size)
     a.fail(param, "split_with_sizes expects split_sizes to sum exactly to " + str(size) +
-                      " (input tensor's size at dimension " + str(dim) + "), but got split_sizes=" + shape_string(sizes));
+                      " (input tensor's size at dimension " + str(dim) +
+                      "), but got split_sizes=" + shape_string(sizes));
   return split_into(L, x, dim, sizes);
 }
 
@@ -146,11 +148,13 @@ int cat(Lowering& L, const Args& a, const std::string& list, const std::string& 
   for (size_t k = 1; k < xs.size(); ++k) {
     const Shape& other = L.shape(xs[k]);
     if (other.size() != first.size())
-      a.fail(list, "Tensors must have same number of dimensions: got " + str(first.size()) + " and " + str(other.size()));
+      a.fail(list,
+             "Tensors must have same number of dimensions: got " + str(first.size()) + " and " + str(other.size()));
     for (size_t d = 0; d < first.size(); ++d)
       if (static_cast<int64_t>(d) != dim && other[d] != first[d])
         a.fail(list, "Sizes of tensors must match except in dimension " + str(dim) + ". Expected size " +
-                         str(first[d]) + " but got size " + str(other[d]) + " for tensor number " + str(k) + " in the list.");
+                         str(first[d]) + " but got size " + str(other[d]) + " for tensor number " + str(k) +
+                         " in the list.");
     s[dim] += other[dim];
   }
   return L.emit1("cat", xs, {{"dim", dim}}, dtype, s);
@@ -194,14 +198,17 @@ Value lower_subscript(Lowering& L, int x, const std::vector<TensorIndex>& index)
   int64_t rank = L.rank(x);
   int ellipses = 0;
   for (const TensorIndex& t : index)
-    if (t.kind == TensorIndex::Kind::Ellipsis && ++ellipses > 1) L.fail(t.pos, "an index can only have a single ellipsis ('...')");
+    if (t.kind == TensorIndex::Kind::Ellipsis && ++ellipses > 1)
+      L.fail(t.pos, "an index can only have a single ellipsis ('...')");
   if (consumed_dims(index) > rank)
     L.fail("too many indices for tensor of dimension " + str(rank) + " (got " + str(consumed_dims(index)) + ")");
   int y = x;
   int64_t dim = 0;  // the dim of y the next entry applies to
   for (const TensorIndex& t : index) {
     switch (t.kind) {
-      case TensorIndex::Kind::Ellipsis: dim += rank - consumed_dims(index); break;
+      case TensorIndex::Kind::Ellipsis:
+        dim += rank - consumed_dims(index);
+        break;
       case TensorIndex::Kind::None: {
         Shape s = L.shape(y);
         s.insert(s.begin() + dim, 1);
@@ -212,13 +219,16 @@ Value lower_subscript(Lowering& L, int x, const std::vector<TensorIndex>& index)
       case TensorIndex::Kind::Int: {
         int64_t size = L.shape(y)[dim];
         if (t.index < -size || t.index >= size)
-          L.fail(t.pos, "index " + str(t.index) + " is out of bounds for dimension " + str(dim) + " with size " + str(size));
+          L.fail(t.pos,
+                 "index " + str(t.index) + " is out of bounds for dimension " + str(dim) + " with size " + str(size));
         y = select(L, y, dim, t.index < 0 ? t.index + size : t.index);
         break;
       }
       case TensorIndex::Kind::Slice: {
         int64_t size = L.shape(y)[dim], step = t.step.value_or(1);
-        if (step <= 0) L.fail(t.pos, "step must be greater than zero, got " + str(step) + " (torch has no negative steps: use flip)");
+        if (step <= 0)
+          L.fail(t.pos,
+                 "step must be greater than zero, got " + str(step) + " (torch has no negative steps: use flip)");
         int64_t start = clamp_bound(t.start.value_or(0), size), end = clamp_bound(t.stop.value_or(size), size);
         end = std::max(start, end);
         // A full slice (x[:]) is the tensor itself.

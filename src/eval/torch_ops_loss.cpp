@@ -36,8 +36,10 @@ void pointwise_loss(TorchOpTable& t, const std::string& op, T (*fn)(const Node&,
 }  // namespace
 
 void register_torch_loss_ops(TorchOpTable& t) {
-  pointwise_loss(t, "mse_loss", [](const Node& n, const T& x, const T& y) { return torch::mse_loss(x, y, reduction(n)); });
-  pointwise_loss(t, "l1_loss", [](const Node& n, const T& x, const T& y) { return torch::l1_loss(x, y, reduction(n)); });
+  pointwise_loss(t, "mse_loss",
+                 [](const Node& n, const T& x, const T& y) { return torch::mse_loss(x, y, reduction(n)); });
+  pointwise_loss(t, "l1_loss",
+                 [](const Node& n, const T& x, const T& y) { return torch::l1_loss(x, y, reduction(n)); });
   pointwise_loss(t, "soft_margin_loss",
                  [](const Node& n, const T& x, const T& y) { return torch::soft_margin_loss(x, y, reduction(n)); });
   pointwise_loss(t, "smooth_l1_loss", [](const Node& n, const T& x, const T& y) {
@@ -87,7 +89,8 @@ void register_torch_loss_ops(TorchOpTable& t) {
                                           attr_float(n, "eps"), attr_bool(n, "swap"), reduction(n)));
   });
   t.add("pairwise_distance", [](const Node& n, const In& in) {
-    return one(torch::pairwise_distance(in[0], in[1], attr_float(n, "p"), attr_float(n, "eps"), attr_bool(n, "keepdim")));
+    return one(
+        torch::pairwise_distance(in[0], in[1], attr_float(n, "p"), attr_float(n, "eps"), attr_bool(n, "keepdim")));
   });
   t.add("cosine_similarity", [](const Node& n, const In& in) {
     return one(torch::cosine_similarity(in[0], in[1], attr_int(n, "dim"), attr_float(n, "eps")));

@@ -29,7 +29,8 @@ T attention_math(const T& q, const T& k, const T& v, const T& mask, bool causal,
     scores = scores.masked_fill(keep.logical_not(), -INFINITY);
   }
   if (mask.defined()) {
-    scores = mask.scalar_type() == torch::kBool ? scores.masked_fill(mask.logical_not(), -INFINITY) : scores + wide(mask);
+    scores =
+        mask.scalar_type() == torch::kBool ? scores.masked_fill(mask.logical_not(), -INFINITY) : scores + wide(mask);
   }
   return torch::matmul(torch::softmax(scores, -1), wide(v)).to(q.scalar_type());
 }

@@ -82,7 +82,9 @@ void register_torch_pool_ops(TorchOpTable& t) {
       {"adaptive_max_pool2d", [](const T& x, at::IntArrayRef s) { return torch::adaptive_max_pool2d(x, s); }},
       {"adaptive_max_pool3d", [](const T& x, at::IntArrayRef s) { return torch::adaptive_max_pool3d(x, s); }}};
   for (const auto& [op, fn] : adaptive_max) {
-    t.add(op, [fn = fn](const Node& n, const In& in) { return std::vector<T>{std::get<0>(fn(in[0], attr_ints(n, "output_size")))}; });
+    t.add(op, [fn = fn](const Node& n, const In& in) {
+      return std::vector<T>{std::get<0>(fn(in[0], attr_ints(n, "output_size")))};
+    });
     t.add(std::string(op) + "_with_indices",
           [fn = fn](const Node& n, const In& in) { return pair(fn(in[0], attr_ints(n, "output_size"))); });
   }
