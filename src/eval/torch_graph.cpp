@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include "eval/torch_op_families.h"
@@ -87,6 +89,48 @@ bool is_reduced_float(const torch::Tensor& t) {
   return t.defined() && (t.scalar_type() == torch::kHalf || t.scalar_type() == torch::kBFloat16);
 }
 
+// An op with its operands' types and devices: "softmax:Half@cpu".
+std::string kernel_key(const Node& n, const std::vector<torch::Tensor>& in) {
+  std::string key = n.op;
+  for (const torch::Tensor& t : in)
+    key += t.defined() ? std::string(":") + c10::toString(t.scalar_type()) + "@" + c10::DeviceTypeName(t.device().type())
+                       : std::string(":-");
+  return key;
+}
+
+// The kernels that failed in half precision once. Later calls go straight to float32: raising a
+// c10::Error (it records a backtrace) costs milliseconds per node.
+class FloatOnlyKernels {
+ public:
+  bool contains(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return keys_.count(key) > 0;
+  }
+  void add(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    keys_.insert(key);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<std::string> keys_;
+};
+
+FloatOnlyKernels& float_only_kernels() {
+  static FloatOnlyKernels kernels;
+  return kernels;
+}
+
+std::vector<torch::Tensor> run_in_float32(const TorchOp& fn, const Graph& g, const Node& n,
+                                          const std::vector<torch::Tensor>& in) {
+  std::vector<torch::Tensor> wide;
+  for (const torch::Tensor& t : in) wide.push_back(is_reduced_float(t) ? t.to(torch::kFloat32) : t);
+  std::vector<torch::Tensor> out = fn(n, wide);
+  for (size_t k = 0; k < out.size() && k < n.outputs.size(); ++k)
+    out[k] = out[k].to(to_torch(g.values[n.outputs[k]].dtype));
+  return out;
+}
+
 // LibTorch's CPU kernels miss many ops for float16 (1.13: most activations, softmax, norms,
 // matmul, conv, pooling) and a few for bfloat16, and 1.13's bfloat16 transposed convolution
 // fails outright. The graph's shape rules have passed, so such a node runs in float32 and its
@@ -94,22 +138,22 @@ bool is_reduced_float(const torch::Tensor& t) {
 // rounding). Where float32 fails too, the half-precision error is the one reported.
 std::vector<torch::Tensor> run_node(const TorchOp& fn, const Graph& g, const Node& n,
                                     const std::vector<torch::Tensor>& in) {
+  if (std::none_of(in.begin(), in.end(), is_reduced_float)) return fn(n, in);
+  const std::string key = kernel_key(n, in);
+  if (float_only_kernels().contains(key)) return run_in_float32(fn, g, n, in);
   std::exception_ptr half_error;
   try {
     return fn(n, in);
   } catch (const c10::Error&) {
-    if (std::none_of(in.begin(), in.end(), is_reduced_float)) throw;
     half_error = std::current_exception();
   }
-  std::vector<torch::Tensor> wide, out;
-  for (const torch::Tensor& t : in) wide.push_back(is_reduced_float(t) ? t.to(torch::kFloat32) : t);
+  std::vector<torch::Tensor> out;
   try {
-    out = fn(n, wide);
+    out = run_in_float32(fn, g, n, in);
   } catch (const c10::Error&) {
     std::rethrow_exception(half_error);
   }
-  for (size_t k = 0; k < out.size() && k < n.outputs.size(); ++k)
-    out[k] = out[k].to(to_torch(g.values[n.outputs[k]].dtype));
+  float_only_kernels().add(key);
   return out;
 }
 
