@@ -11,16 +11,21 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
-  // Two inputs of different ranks reach the broadcasting, reduction and matmul rules.
+  // Inputs of ranks 2 to 5 and of three dtypes reach the broadcasting, promotion, reduction,
+  // matmul, convolution and pooling rules; run()'s parameters take them in turn, whatever their names.
   static const std::vector<kevo::InputSpec> inputs = {{"x", kevo::DType::Float32, {4, 8}},
-                                                      {"w", kevo::DType::Float32, {2, 4, 8, 3}}};
+                                                      {"w", kevo::DType::Float32, {2, 4, 8, 3}},
+                                                      {"h", kevo::DType::Float16, {2, 3, 4, 5}},
+                                                      {"v", kevo::DType::BFloat16, {1, 2, 3, 4, 5}}};
   try {
     kevo::ref::Program p = kevo::ref::parse_reference(text);
     std::vector<kevo::InputSpec> mine;
-    for (const auto& name : p.params)
-      for (const auto& in : inputs)
-        if (in.name == name) mine.push_back(in);
-    if (mine.size() == p.params.size()) kevo::lower_reference(p, mine);
+    for (size_t i = 0; i < p.params.size(); ++i) {
+      kevo::InputSpec in = inputs[i % inputs.size()];
+      in.name = p.params[i];
+      mine.push_back(in);
+    }
+    kevo::lower_reference(p, mine);
   } catch (const kevo::ReferenceError&) {
     // the expected way to reject a program
   } catch (const std::exception& e) {

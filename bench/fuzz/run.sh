@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and fuzzes each for SECONDS (default 60).
 #   bench/fuzz/run.sh [SECONDS]      logs and any crash inputs land in build-fuzz/
-# Seeds: the references and contracts of tasks/. A crash leaves crash-* files; fix the bug and
+# Seeds: the references and contracts of tasks/ (and its subfolders) and bench/fuzz/ops_seeds.py. A crash leaves crash-* files; fix the bug and
 # keep the input as a test.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -20,10 +20,14 @@ done
 python3 - "$root" "$out" <<'PY'
 import json, glob, os, sys
 root, out = sys.argv[1:]
-for i, f in enumerate(sorted(glob.glob(os.path.join(root, "tasks", "*.json")))):
+seeds = sorted(glob.glob(os.path.join(root, "tasks", "*.json")) + glob.glob(os.path.join(root, "tasks", "*", "*.json")))
+for i, f in enumerate(seeds):
     text = open(f).read()
     open(os.path.join(out, "corpus-contract", f"seed{i}.json"), "w").write(text)
     open(os.path.join(out, "corpus-reference", f"seed{i}.py"), "w").write(json.loads(text)["reference"])
+# The operators and language no contract uses yet.
+for i, ref in enumerate(open(os.path.join(root, "bench", "fuzz", "ops_seeds.py")).read().split("\n\n")):
+    open(os.path.join(out, "corpus-reference", f"ops{i}.py"), "w").write(ref.strip() + "\n")
 PY
 
 status=0

@@ -23,6 +23,15 @@ std::optional<DType> parse_dtype(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<DType> parse_torch_dtype(const std::string& attr) {
+  static const std::pair<const char*, DType> aliases[] = {
+      {"float", DType::Float32}, {"double", DType::Float64}, {"half", DType::Float16},
+      {"long", DType::Int64},    {"int", DType::Int32}};
+  for (const auto& [name, t] : aliases)
+    if (attr == name) return t;
+  return parse_dtype(attr);
+}
+
 int64_t dtype_size(DType t) {
   switch (t) {
     case DType::Float64:

@@ -13,6 +13,9 @@ enum class DType { Float32, Float64, Float16, BFloat16, Int64, Int32, Bool };
 std::string dtype_name(DType t);
 // Accepts the names above; nullopt for anything else.
 std::optional<DType> parse_dtype(const std::string& name);
+// The dtype that torch.<attr> names: "float32" and its alias "float", "half", "double", "long",
+// "int", "bool", ...; nullopt for anything else (torch.int8 included: kevo has no such type).
+std::optional<DType> parse_torch_dtype(const std::string& attr);
 int64_t dtype_size(DType t);
 bool is_floating(DType t);
 bool is_integral(DType t);  // false for Bool

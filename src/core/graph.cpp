@@ -1,6 +1,9 @@
 // Op graph: value bookkeeping, text form, FLOP count and attribute access.
 #include "core/graph.h"
 
+#include <algorithm>
+#include <initializer_list>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -78,21 +81,66 @@ std::string Graph::to_string() const {
   return os.str();
 }
 
-int64_t Graph::matmul_conv_flops() const {
-  int64_t flops = 0;
-  for (const Node& n : nodes) {
-    if (n.op == "matmul" || n.op == "bmm" || n.op == "linear") {
-      // Output elements times the contracted length, two FLOPs per multiply-add.
-      const Shape& a = values[n.inputs[0]].shape;
-      int64_t k = a.empty() ? 1 : a.back();
-      flops += 2 * numel(values[n.outputs[0]].shape) * k;
-    } else if (n.op == "conv2d") {
-      const Shape& w = values[n.inputs[1]].shape;  // [Cout, Cin/groups, kh, kw]
-      int64_t per_out = w.size() == 4 ? w[1] * w[2] * w[3] : 0;
-      flops += 2 * numel(values[n.outputs[0]].shape) * per_out;
+namespace {
+
+bool is_op(const Node& n, std::initializer_list<const char*> ops) {
+  for (const char* op : ops)
+    if (n.op == op) return true;
+  return false;
+}
+
+// Multiply-adds of an einsum: the product of every label's size (and of the ellipsis' dims).
+int64_t einsum_macs(const Graph& g, const Node& n) {
+  const std::string& eq = attr_str(n, "equation");
+  std::map<char, int64_t> size;
+  size_t k = 0, d = 0;
+  int64_t ellipsis = 1;
+  for (size_t i = 0; i < eq.size() && eq.compare(i, 2, "->") != 0; ++i) {
+    const Shape& s = g.values[n.inputs[k]].shape;
+    if (eq[i] == ',') {
+      ++k, d = 0;
+    } else if (eq[i] == '.') {
+      size_t labels = 0;  // the labels of this operand after the ellipsis decide how many dims it takes
+      for (size_t j = i + 3; j < eq.size() && eq[j] != ',' && eq[j] != '-'; ++j) ++labels;
+      int64_t here = 1;
+      for (; d + labels < s.size(); ++d) here *= s[d];
+      ellipsis = std::max(ellipsis, here);
+      i += 2;
+    } else if (d < s.size()) {
+      size[eq[i]] = std::max(size[eq[i]], s[d++]);
     }
   }
-  return flops;
+  int64_t macs = ellipsis;
+  for (const auto& [label, n_] : size) macs *= n_;
+  return macs;
+}
+
+}  // namespace
+
+int64_t Graph::matmul_conv_flops() const {
+  int64_t macs = 0;  // two FLOPs each
+  for (const Node& n : nodes) {
+    if (is_op(n, {"matmul", "bmm", "linear"})) {
+      // Output elements times the contracted length.
+      const Shape& a = values[n.inputs[0]].shape;
+      macs += numel(values[n.outputs[0]].shape) * (a.empty() ? 1 : a.back());
+    } else if (is_op(n, {"conv1d", "conv2d", "conv3d"})) {
+      const Shape& w = values[n.inputs[1]].shape;  // [Cout, Cin/groups, k...]
+      macs += numel(values[n.outputs[0]].shape) * numel(Shape(w.begin() + 1, w.end()));
+    } else if (is_op(n, {"conv_transpose1d", "conv_transpose2d", "conv_transpose3d"})) {
+      // Every input element scatters its kernel into Cout/groups channels.
+      const Shape& w = values[n.inputs[1]].shape;  // [Cin, Cout/groups, k...]
+      macs += numel(values[n.inputs[0]].shape) * numel(Shape(w.begin() + 1, w.end()));
+    } else if (n.op == "einsum") {
+      macs += einsum_macs(*this, n);
+    } else if (n.op == "scaled_dot_product_attention") {
+      // q k^T: [.., L, S] scores of E terms each; scores times v: [.., L, Ev] of S terms each.
+      const Shape &q = values[n.inputs[0]].shape, &k = values[n.inputs[1]].shape, &o = values[n.outputs[0]].shape;
+      int64_t rows = numel(o) / o.back();
+      macs += rows * k[k.size() - 2] * (q.back() + o.back());
+    }
+  }
+  return 2 * macs;
 }
 
 namespace {

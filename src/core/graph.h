@@ -47,7 +47,8 @@ struct Graph {
   int add_value(ValueInfo v);
   // Text form: one line per node, "%3 = softmax(%0) {dim=1} : float32[16, 16384]".
   std::string to_string() const;
-  // Floating-point operations of the matmuls and convolutions (2 per multiply-add).
+  // Floating-point operations of the matmuls, einsums, attentions and convolutions (transposed
+  // ones too), 2 per multiply-add.
   int64_t matmul_conv_flops() const;
 };
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "core/error.h"
 #include "core/ops.h"
@@ -12,6 +13,18 @@ namespace kevo {
 namespace {
 
 const char* kKnownModules[] = {"torch", "torch.nn", "torch.nn.functional", "math"};
+
+// torch's dtypes kevo has no type for: named, so the error says what is missing.
+bool is_unsupported_torch_dtype(const std::string& attr) {
+  static const char* names[] = {"int8", "uint8", "int16", "short", "uint16", "uint32", "uint64", "complex32",
+                                "complex64", "complex128", "cfloat", "cdouble", "chalf", "float8_e4m3fn",
+                                "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "qint8", "quint8", "qint32"};
+  for (const char* n : names)
+    if (attr == n) return true;
+  return false;
+}
+
+std::optional<DType> torch_dtype(const std::string& attr) { return parse_torch_dtype(attr); }
 
 bool is_known_module(const std::string& path) {
   for (const char* m : kKnownModules)
@@ -49,6 +62,11 @@ class Interpreter {
       case K::Compare: return compare(e);
       case K::Subscript: return subscript(e);
       case K::Slice: fail(e.pos, "a slice is only allowed inside []");
+      case K::Ellipsis: {
+        Value v;
+        v.kind = Value::Kind::Ellipsis;
+        return v;
+      }
     }
     fail(e.pos, "unsupported expression");
   }
@@ -64,6 +82,13 @@ class Interpreter {
       v.s = m->second;
       return v;
     }
+    // Python's builtins (min, max, int, len, ...), after every name the program binds.
+    if (op_table().find("builtins." + e.name)) {
+      Value f;
+      f.kind = Value::Kind::Function;
+      f.s = "builtins." + e.name;
+      return f;
+    }
     fail(e.pos, "name '" + e.name + "' is not defined");
   }
 
@@ -76,6 +101,12 @@ class Interpreter {
         if (attr == "pi") return Value::number(M_PI);
         if (attr == "e") return Value::number(M_E);
         if (attr == "inf") return Value::number(INFINITY);
+      }
+      if (obj.s == "torch") {
+        if (std::optional<DType> t = torch_dtype(attr)) return Value::of_dtype(*t);
+        if (is_unsupported_torch_dtype(attr))
+          fail(e.pos, "dtype torch." + attr + " is not supported (kevo knows float32, float64, float16, bfloat16, "
+                      "int64, int32 and bool)");
       }
       if (is_known_module(path)) {
         obj.s = path;
@@ -97,6 +128,8 @@ class Interpreter {
         return Value::tuple(std::move(dims));
       }
       if (attr == "ndim") return Value::integer(static_cast<int64_t>(info.shape.size()));
+      if (attr == "dtype") return Value::of_dtype(info.dtype);
+      if (attr == "device") return Value::device("the tensor's device");
       if (attr == "T" || attr == "mT") {
         const OpDef* def = op_table().find("Tensor." + attr);
         if (!def) fail(e.pos, "Tensor has no attribute '" + attr + "'");
@@ -110,6 +143,13 @@ class Interpreter {
         return m;
       }
       fail(e.pos, "Tensor has no method or attribute '" + attr + "'");
+    }
+    if (obj.kind == Value::Kind::Tuple && !obj.fields.empty()) {
+      for (size_t k = 0; k < obj.fields.size(); ++k)
+        if (obj.fields[k] == attr) return obj.items[k];
+      std::string known;
+      for (const std::string& f : obj.fields) known += (known.empty() ? "" : ", ") + f;
+      fail(e.pos, "the result has no field '" + attr + "' (it has " + known + ")");
     }
     fail(e.pos, "a " + obj.type_name() + " has no attribute '" + attr + "'");
   }
@@ -234,27 +274,69 @@ class Interpreter {
     return lower_binary(L, names.at(e.cmp_op), a, b);
   }
 
+  // One entry of a tensor subscript, its slice bounds evaluated.
+  TensorIndex tensor_index(const ref::Expr& idx) {
+    TensorIndex t;
+    t.pos = idx.pos;
+    if (idx.kind == ref::ExprKind::Slice) {
+      t.kind = TensorIndex::Kind::Slice;
+      std::optional<int64_t>* bounds[] = {&t.start, &t.stop, &t.step};
+      for (size_t k = 0; k < 3; ++k) {
+        if (k >= idx.items.size() || !idx.items[k]) continue;
+        Value v = eval(*idx.items[k]);
+        if (v.kind == Value::Kind::None) continue;
+        if (v.kind == Value::Kind::Tensor)
+          fail(idx.items[k]->pos,
+               "slice bounds must be Python ints; a Tensor bound would make the shape depend on data");
+        if (v.kind != Value::Kind::Int) fail(idx.items[k]->pos, "slice bounds must be ints, got " + v.type_name());
+        *bounds[k] = v.i;
+      }
+      return t;
+    }
+    Value v = eval(idx);
+    switch (v.kind) {
+      case Value::Kind::Int: t.kind = TensorIndex::Kind::Int; t.index = v.i; return t;
+      case Value::Kind::None: t.kind = TensorIndex::Kind::None; return t;
+      case Value::Kind::Ellipsis: t.kind = TensorIndex::Kind::Ellipsis; return t;
+      case Value::Kind::Tensor:
+      case Value::Kind::Tuple:
+        fail(idx.pos, "indexing with a " + v.type_name() +
+                          " (advanced indexing) is not supported: use ints, slices, None and ...");
+      default: fail(idx.pos, "a tensor index must be an int, a slice, None or ..., got " + v.type_name());
+    }
+  }
+
+  Value tensor_subscript(const ref::Expr& e, int x) {
+    const ref::Expr& idx = *e.items[1];
+    std::vector<TensorIndex> index;
+    if (idx.kind == ref::ExprKind::Tuple) {
+      for (const auto& item : idx.items) index.push_back(tensor_index(*item));
+    } else {
+      index.push_back(tensor_index(idx));
+    }
+    Lowering L(graph_, e.pos);
+    return lower_subscript(L, x, index);
+  }
+
   Value subscript(const ref::Expr& e) {
     Value obj = eval(*e.items[0]);
-    if (obj.kind != Value::Kind::Tuple)
-      fail(e.pos, obj.kind == Value::Kind::Tensor ? "tensor indexing is not supported; use view ops"
-                                                  : "a " + obj.type_name() + " cannot be indexed");
+    if (obj.kind == Value::Kind::Tensor) return tensor_subscript(e, obj.tensor);
+    if (obj.kind != Value::Kind::Tuple) fail(e.pos, "a " + obj.type_name() + " cannot be indexed");
     const ref::Expr& idx = *e.items[1];
     int64_t n = static_cast<int64_t>(obj.items.size());
     if (idx.kind == ref::ExprKind::Slice) {
-      auto bound = [&](size_t k, int64_t dflt) -> int64_t {
-        if (k >= idx.items.size() || !idx.items[k]) return dflt;
-        Value v = eval(*idx.items[k]);
-        if (v.kind == Value::Kind::None) return dflt;
-        if (v.kind != Value::Kind::Int) fail(idx.items[k]->pos, "slice bounds must be ints");
-        return v.i;
+      // Python's slice of a sequence, any step but zero (x.shape[::-1] reverses).
+      TensorIndex t = tensor_index(idx);
+      int64_t step = t.step.value_or(1);
+      if (step == 0) fail(idx.pos, "slice step cannot be zero");
+      auto adjust = [&](std::optional<int64_t> i, int64_t dflt) {
+        if (!i) return dflt;
+        int64_t k = *i < 0 ? *i + n : *i;
+        return step > 0 ? std::min(std::max(k, int64_t{0}), n) : std::min(std::max(k, int64_t{-1}), n - 1);
       };
-      int64_t step = bound(2, 1);
-      if (step != 1) fail(idx.pos, "only slices with step 1 are supported");
-      auto clampi = [&](int64_t i) { return std::min(std::max(i < 0 ? i + n : i, int64_t{0}), n); };
-      int64_t lo = clampi(bound(0, 0)), hi = clampi(bound(1, n));
+      int64_t lo = adjust(t.start, step > 0 ? 0 : n - 1), hi = adjust(t.stop, step > 0 ? n : -1);
       std::vector<Value> items;
-      for (int64_t i = lo; i < hi; ++i) items.push_back(obj.items[i]);
+      for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) items.push_back(obj.items[i]);
       return Value::tuple(std::move(items));
     }
     Value i = eval(idx);

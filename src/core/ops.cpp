@@ -17,6 +17,8 @@ Value Value::number(double v) { Value x; x.kind = Kind::Float; x.f = v; return x
 Value Value::string(std::string v) { Value x; x.kind = Kind::String; x.s = std::move(v); return x; }
 Value Value::tuple(std::vector<Value> v) { Value x; x.kind = Kind::Tuple; x.items = std::move(v); return x; }
 Value Value::of_tensor(int id) { Value x; x.kind = Kind::Tensor; x.tensor = id; return x; }
+Value Value::of_dtype(DType t) { Value x; x.kind = Kind::DType; x.dtype = t; return x; }
+Value Value::device(std::string name) { Value x; x.kind = Kind::Device; x.s = std::move(name); return x; }
 Value Value::of_tensors(const std::vector<int>& ids) {
   if (ids.size() == 1) return of_tensor(ids[0]);
   std::vector<Value> items;
@@ -45,6 +47,9 @@ std::string Value::type_name() const {
     case Kind::Module: return "module";
     case Kind::Function: return "function";
     case Kind::Method: return "method";
+    case Kind::DType: return "dtype";
+    case Kind::Device: return "device";
+    case Kind::Ellipsis: return "ellipsis";
   }
   return "?";
 }
@@ -143,6 +148,36 @@ std::optional<std::vector<int64_t>> Args::opt_ints(const std::string& name) cons
   return ints(name);
 }
 
+std::optional<DType> python_type_dtype(const Value& v) {
+  if (v.kind == Value::Kind::DType) return v.dtype;
+  if (v.kind == Value::Kind::Function && v.s == "builtins.float") return DType::Float64;
+  if (v.kind == Value::Kind::Function && v.s == "builtins.int") return DType::Int64;
+  return std::nullopt;
+}
+
+DType Args::dtype(const std::string& name) const {
+  std::optional<DType> t = python_type_dtype(get(name));
+  if (!t) wrong_type(*this, name, "a dtype such as torch.float16");
+  return *t;
+}
+
+std::optional<DType> Args::opt_dtype(const std::string& name) const {
+  if (is_none(name)) return std::nullopt;
+  return dtype(name);
+}
+
+std::vector<int> Args::tensors(const std::string& name) const {
+  const Value& v = get(name);
+  if (v.kind != Value::Kind::Tuple) wrong_type(*this, name, "a tuple or list of Tensors");
+  std::vector<int> out;
+  for (const Value& item : v.items) {
+    if (item.kind != Value::Kind::Tensor)
+      fail(name, "must be a tuple or list of Tensors, got one of type " + item.type_name());
+    out.push_back(item.tensor);
+  }
+  return out;
+}
+
 // --- Lowering -------------------------------------------------------------------------------
 
 std::vector<int> Lowering::emit(const std::string& op, std::vector<int> inputs,
@@ -200,6 +235,7 @@ struct Param {
   Value default_value;
   bool keyword_only = false;
   bool varargs = false;  // `*shape`
+  bool kwargs = false;   // `**`: any other keyword is accepted (ops that refuse every call)
 };
 
 // Parses a default literal of a signature: None, True, False, ints, floats, 'str', (a, b).
@@ -244,6 +280,13 @@ std::vector<Param> parse_signature(const std::string& sig) {
     }
     Param p;
     p.keyword_only = keyword_only;
+    if (item.rfind("**", 0) == 0) {
+      p.kwargs = true;
+      p.keyword_only = true;
+      p.name = item.substr(2);
+      params.push_back(std::move(p));
+      return;
+    }
     if (item[0] == '*') {
       p.varargs = true;
       item = item.substr(1);
@@ -306,17 +349,18 @@ Args bind_arguments(const OpDef& op, const std::vector<CallArg>& positional,
   }
   for (const auto& [name, arg] : keywords) {
     const Param* match = nullptr;
-    for (const Param& p : params)
-      if (p.name == name && !(p.name == "self")) match = &p;
-    if (!match) fail(arg.pos, "unexpected keyword argument '" + name + "'");
+    bool any_keyword = false;
+    for (const Param& p : params) {
+      if (p.name == name && !(p.name == "self") && !p.kwargs) match = &p;
+      any_keyword |= p.kwargs;
+    }
+    if (!match && !any_keyword) fail(arg.pos, "unexpected keyword argument '" + name + "'");
     if (args.has(name)) fail(arg.pos, "got multiple values for argument '" + name + "'");
     args.set(name, arg.value, arg.pos);
   }
   for (const Param& p : params) {
-    if (args.has(p.name)) continue;
-    if (p.varargs) {
-      fail(call_pos, "missing required argument '" + p.name + "'");
-    } else if (p.has_default) {
+    if (p.kwargs || args.has(p.name)) continue;
+    if (p.has_default) {
       args.set(p.name, p.default_value, call_pos);
     } else {
       fail(call_pos, "missing required argument '" + p.name + "'");
@@ -338,7 +382,14 @@ const OpTable& op_table() {
     register_elementwise_ops(t);
     register_reduction_ops(t);
     register_nn_ops(t);
+    register_matmul_ops(t);
+    register_conv_ops(t);
+    register_pool_ops(t);
+    register_loss_ops(t);
     register_shape_ops(t);
+    register_slice_ops(t);
+    register_dtype_ops(t);
+    register_factory_ops(t);
     return t;
   }();
   return table;

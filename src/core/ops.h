@@ -15,14 +15,16 @@ namespace kevo {
 
 // A value while a reference program is interpreted.
 struct Value {
-  enum class Kind { None, Bool, Int, Float, String, Tuple, Tensor, Module, Function, Method };
+  enum class Kind { None, Bool, Int, Float, String, Tuple, Tensor, Module, Function, Method, DType, Device, Ellipsis };
   Kind kind = Kind::None;
   bool b = false;
   int64_t i = 0;
   double f = 0.0;
-  std::string s;              // String; Module path; Function's qualified name; Method's name
+  std::string s;              // String; Module path; Function's qualified name; Method's name; Device
   std::vector<Value> items;   // Tuple (tuples and lists alike)
+  std::vector<std::string> fields;  // Tuple: the field names of a named tuple (values, indices), else empty
   int tensor = -1;            // Tensor: value id in the graph; Method: its receiver
+  DType dtype = DType::Float32;  // DType: torch.float16 and the like
 
   static Value none() { return {}; }
   static Value boolean(bool v);
@@ -32,11 +34,19 @@ struct Value {
   static Value tuple(std::vector<Value> v);
   static Value of_tensor(int id);
   static Value of_tensors(const std::vector<int>& ids);  // one tensor, or a tuple of several
+  static Value of_dtype(DType t);
+  // A device (torch.device('cuda'), x.device): accepted where torch takes one, and ignored, since
+  // the reference runs wherever the oracle runs it.
+  static Value device(std::string name);
 
   bool is_number() const { return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool; }
   double as_double() const;  // Int, Float or Bool
   std::string type_name() const;  // "int", "float", "Tensor", "tuple", ... for messages
 };
+
+// The dtype a value names: torch.float16 and the like, or Python's float (float64) and int (int64),
+// which torch accepts as dtypes too.
+std::optional<DType> python_type_dtype(const Value& v);
 
 // Arguments of one call bound to the op's signature (positional and keyword, defaults applied).
 class Args {
@@ -63,6 +73,9 @@ class Args {
   std::vector<int64_t> ints(const std::string& name) const;      // an int, or a tuple/list of ints
   std::vector<int64_t> int_list(const std::string& name) const;  // a tuple/list of ints only
   std::optional<std::vector<int64_t>> opt_ints(const std::string& name) const;
+  DType dtype(const std::string& name) const;  // torch.float16 and the like
+  std::optional<DType> opt_dtype(const std::string& name) const;
+  std::vector<int> tensors(const std::string& name) const;  // a tuple or list of tensors
   [[noreturn]] void fail(const std::string& name, const std::string& message) const;
 
  private:
@@ -106,6 +119,7 @@ struct OpDef {
   std::string name;       // the name users call it by, for messages ("softmax")
   std::string signature;  // Python-like: "input, dim=None, keepdim=False"; `*` starts keyword-only
                           // parameters; `*shape` collects the remaining positionals into a tuple
+                          // (`*args=()` may be empty); `**` accepts any other keyword
   LowerFn lower;
 };
 
@@ -132,6 +146,18 @@ struct CallArg {
 Args bind_arguments(const OpDef& op, const std::vector<CallArg>& positional,
                     const std::vector<std::pair<std::string, CallArg>>& keywords, ref::Pos call_pos);
 
+// One entry of a tensor subscript x[...]: an int, a slice, None or an ellipsis.
+struct TensorIndex {
+  enum class Kind { Int, Slice, None, Ellipsis };
+  Kind kind = Kind::Int;
+  int64_t index = 0;                          // Int
+  std::optional<int64_t> start, stop, step;  // Slice; absent bounds are None
+  ref::Pos pos;                              // where the entry was written
+};
+// Lowers basic indexing as torch does it: ints select (removing the dim), slices slice, None
+// adds a dim of size 1, `...` stands for every dim not indexed otherwise (ops_slice.cpp).
+Value lower_subscript(Lowering& L, int x, const std::vector<TensorIndex>& index);
+
 // --- shape and type rules shared by the op families ---------------------------------------
 Shape broadcast_shapes(const Lowering& L, const Shape& a, const Shape& b);
 // Python-style negative dims. An error points at `at`, where the dim argument was written; the
@@ -147,6 +173,8 @@ DType promote_types(DType a, DType b);
 // Lowers `a OP b` where either side may be a Python scalar; op is a canonical binary op
 // (add sub mul div floor_divide remainder pow maximum minimum eq ne lt le gt ge).
 Value lower_binary(Lowering& L, const std::string& op, const Value& a, const Value& b);
+// x converted to dtype `t` (a `cast` node), or x itself when it has that dtype, as torch's .to().
+int lower_cast(Lowering& L, int x, DType t);
 // Lowers an elementwise op of one tensor that keeps shape and (floating) dtype.
 int lower_unary(Lowering& L, const std::string& op, int x, std::map<std::string, AttrValue> attrs = {});
 

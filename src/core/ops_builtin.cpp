@@ -19,9 +19,56 @@ LowerFn math_fn(double (*fn)(double), bool positive_only = false) {
   };
 }
 
+// Python's min() and max() of numbers (shapes, sizes): min(a, b, ...) or min(a_tuple).
+LowerFn python_extremum(bool is_max) {
+  return [is_max](Lowering&, const Args& a) {
+    const Value& v = a.get("args");
+    if (v.items.empty()) a.fail("args", std::string(is_max ? "max" : "min") + "() arg is an empty sequence");
+    Value best = v.items[0];
+    for (const Value& item : v.items) {
+      if (item.kind == Value::Kind::Tensor)
+        a.fail("args", std::string("Python's ") + (is_max ? "max() of tensors is not supported: use torch.maximum or "
+                                                           "torch.amax"
+                                                         : "min() of tensors is not supported: use torch.minimum or "
+                                                           "torch.amin"));
+      if (!item.is_number()) a.fail("args", "must be numbers, got " + item.type_name());
+      if (is_max ? item.as_double() > best.as_double() : item.as_double() < best.as_double()) best = item;
+    }
+    return best;
+  };
+}
+
+// int(), float(), abs() and len() of Python values; abs() of a tensor is torch.abs.
+void register_python_builtins(OpTable& t) {
+  t.add({"builtins.min"}, "*args", python_extremum(false));
+  t.add({"builtins.max"}, "*args", python_extremum(true));
+  t.add({"builtins.int"}, "x", [](Lowering&, const Args& a) {
+    double x = a.number("x");
+    if (!std::isfinite(x)) a.fail("x", "cannot convert a non-finite float to an integer");
+    return Value::integer(static_cast<int64_t>(std::trunc(x)));
+  });
+  t.add({"builtins.float"}, "x", [](Lowering&, const Args& a) { return Value::number(a.number("x")); });
+  t.add({"builtins.len"}, "obj", [](Lowering& L, const Args& a) {
+    const Value& v = a.get("obj");
+    if (v.kind == Value::Kind::Tuple) return Value::integer(static_cast<int64_t>(v.items.size()));
+    if (v.kind != Value::Kind::Tensor) a.fail("obj", "object of type '" + v.type_name() + "' has no len()");
+    if (L.rank(v.tensor) == 0) a.fail("obj", "len() of a 0-d tensor");
+    return Value::integer(L.shape(v.tensor)[0]);
+  });
+  t.add({"builtins.abs"}, "x", [](Lowering& L, const Args& a) {
+    const Value& v = a.get("x");
+    if (v.kind == Value::Kind::Int) return Value::integer(v.i < 0 ? -v.i : v.i);
+    if (v.kind == Value::Kind::Bool) return Value::integer(v.b);
+    if (v.kind == Value::Kind::Float) return Value::number(std::fabs(v.f));
+    const OpDef* torch_abs = op_table().find("torch.abs");
+    return torch_abs->lower(L, bind_arguments(*torch_abs, {{v, a.pos("x")}}, {}, a.call_pos()));
+  });
+}
+
 }  // namespace
 
 void register_builtin_ops(OpTable& t) {
+  register_python_builtins(t);
   const char* binaries[][2] = {{"add", "add"},       {"sub", "sub"},         {"subtract", "sub"},
                                {"mul", "mul"},       {"multiply", "mul"},    {"div", "div"},
                                {"divide", "div"},    {"true_divide", "div"}, {"pow", "pow"},

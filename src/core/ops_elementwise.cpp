@@ -1,4 +1,4 @@
-// Op family 'elementwise': activations, unary math and clamp, with torch's dtype rules.
+// Op family 'elementwise': activations, unary math, clamp, square and tril/triu, with torch's dtype rules.
 #include <string>
 #include <utility>
 #include <vector>
@@ -123,6 +123,16 @@ Value lower_clamp(Lowering& L, const Args& a, AttrValue min, AttrValue max) {
   return Value::of_tensor(L.emit1("clamp", {x}, {{"min", min}, {"max", max}}, t, L.shape(x)));
 }
 
+// tril/triu keep the elements on one side of a diagonal of the last two dims and zero the rest.
+LowerFn triangle(const std::string& op) {
+  return [op](Lowering& L, const Args& a) {
+    int x = a.tensor("input");
+    if (L.rank(x) < 2)
+      a.fail("input", op + ": input tensor must have at least 2 dimensions, got shape " + shape_string(L.shape(x)));
+    return Value::of_tensor(L.emit1(op, {x}, {{"diagonal", a.integer("diagonal")}}, L.dtype(x), L.shape(x)));
+  };
+}
+
 }  // namespace
 
 void register_elementwise_ops(OpTable& t) {
@@ -139,6 +149,12 @@ void register_elementwise_ops(OpTable& t) {
   t.add({"torch.nn.functional.relu6"}, "input, inplace=False",
         [](Lowering& L, const Args& a) { return lower_hardtanh(L, a, 0.0, 6.0); });
 
+  t.add({"torch.tril", "Tensor.tril"}, "input, diagonal=0", triangle("tril"));
+  t.add({"torch.triu", "Tensor.triu"}, "input, diagonal=0", triangle("triu"));
+  // torch.square is pow(x, 2): integers stay integers, a bool tensor gives int64.
+  t.add({"torch.square", "Tensor.square"}, "input", [](Lowering& L, const Args& a) {
+    return lower_binary(L, "pow", Value::of_tensor(a.tensor("input")), Value::integer(2));
+  });
   t.add({"torch.clamp", "torch.clip", "Tensor.clamp", "Tensor.clip"}, "input, min=None, max=None",
         [](Lowering& L, const Args& a) { return lower_clamp(L, a, clamp_bound(a, "min"), clamp_bound(a, "max")); });
   t.add({"torch.clamp_min", "Tensor.clamp_min"}, "input, min",

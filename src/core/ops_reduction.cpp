@@ -32,9 +32,12 @@ std::vector<int64_t> reduction_dims(Lowering& L, const Args& a, int x) {
   return out;
 }
 
-// Graphs carry no dtype objects; a cast belongs before the op.
-void check_no_dtype(const Args& a) {
-  if (!a.is_none("dtype")) a.fail("dtype", "dtype is not supported; cast the input instead");
+// The input, cast to `dtype` when one is given: torch casts before the op, so sum(x, dtype=
+// torch.float32) of float16 values adds them in float32 and softmax(x, dim, dtype=...) too.
+int input_in_dtype(Lowering& L, const Args& a) {
+  int x = a.tensor("input");
+  std::optional<DType> t = a.opt_dtype("dtype");
+  return t ? lower_cast(L, x, *t) : x;
 }
 
 void require_floating(Lowering& L, const std::string& op, int x) {
@@ -59,29 +62,34 @@ int emit_reduction(Lowering& L, const std::string& op, int x, const std::vector<
   return L.emit1(op, {x}, std::move(attrs), out, reduced_shape(L.shape(x), dims, keepdim));
 }
 
+// An integer sum, product or scan in int64, cast to the dtype asked for (torch.sum(x, dtype=
+// torch.int32) is int32); floating ones are computed in their own dtype.
+int in_asked_dtype(Lowering& L, const Args& a, int y) {
+  std::optional<DType> t = a.opt_dtype("dtype");
+  return t ? lower_cast(L, y, *t) : y;
+}
+
 Value lower_sum(Lowering& L, const Args& a) {
-  check_no_dtype(a);
-  int x = a.tensor("input");
-  return Value::of_tensor(emit_reduction(L, "sum", x, reduction_dims(L, a, x), a.boolean("keepdim"),
-                                         accumulating_dtype(L.dtype(x))));
+  int x = input_in_dtype(L, a);
+  int sum = emit_reduction(L, "sum", x, reduction_dims(L, a, x), a.boolean("keepdim"), accumulating_dtype(L.dtype(x)));
+  return Value::of_tensor(in_asked_dtype(L, a, sum));
 }
 
 Value lower_mean(Lowering& L, const Args& a) {
-  check_no_dtype(a);
-  int x = a.tensor("input");
+  int x = input_in_dtype(L, a);
   require_floating(L, "mean", x);
   return Value::of_tensor(emit_reduction(L, "mean", x, reduction_dims(L, a, x), a.boolean("keepdim"), L.dtype(x)));
 }
 
 // torch.prod reduces one dim or all of them; there is no tuple form.
 Value lower_prod(Lowering& L, const Args& a) {
-  check_no_dtype(a);
-  int x = a.tensor("input");
+  int x = input_in_dtype(L, a);
   bool keepdim = a.boolean("keepdim");
   std::optional<int64_t> dim = a.opt_integer("dim");
   if (!dim && keepdim) a.fail("keepdim", "is only accepted together with dim");
   std::vector<int64_t> dims = one_or_all_dims(L, a, dim, x);
-  return Value::of_tensor(emit_reduction(L, "prod", x, dims, keepdim, accumulating_dtype(L.dtype(x))));
+  int prod = emit_reduction(L, "prod", x, dims, keepdim, accumulating_dtype(L.dtype(x)));
+  return Value::of_tensor(in_asked_dtype(L, a, prod));
 }
 
 LowerFn extremum(const std::string& op) {
@@ -103,9 +111,8 @@ Value lower_logsumexp(Lowering& L, const Args& a) {
 // torch.norm: a number p is a vector norm over dim (all dims when None); 'fro' over one or two
 // dims (or all) is the vector 2-norm. 'nuc' and 'fro' over more dims are matrix norms.
 Value lower_norm(Lowering& L, const Args& a) {
-  check_no_dtype(a);
   if (a.has("out") && !a.is_none("out")) a.fail("out", "out= is not supported");
-  int x = a.tensor("input");
+  int x = input_in_dtype(L, a);
   require_floating(L, "norm", x);
   std::vector<int64_t> dims = reduction_dims(L, a, x);
   double p = 2.0;
@@ -162,16 +169,17 @@ LowerFn max_min(const std::string& name, const std::string& reduce_op, const std
     require_nonempty(L, name, x, {d});
     bool keepdim = a.boolean("keepdim");
     Shape s = reduced_shape(L.shape(x), {d}, keepdim);
-    return Value::of_tensors(L.emit(name + "_dim", {x}, {{"dim", d}, {"keepdim", keepdim}},
-                                    {{L.dtype(x), s}, {DType::Int64, s}}));
+    Value result = Value::of_tensors(L.emit(name + "_dim", {x}, {{"dim", d}, {"keepdim", keepdim}},
+                                            {{L.dtype(x), s}, {DType::Int64, s}}));
+    result.fields = {"values", "indices"};  // torch.return_types.max: r.values, r.indices
+    return result;
   };
 }
 
 // softmax and log_softmax; F.* spell dim=None for a legacy implicit dim that graphs refuse.
 LowerFn softmax_like(const std::string& op) {
   return [op](Lowering& L, const Args& a) {
-    check_no_dtype(a);
-    int x = a.tensor("input");
+    int x = input_in_dtype(L, a);
     if (a.is_none("dim")) a.fail("dim", op + " needs dim");
     int64_t dim = dim_arg(L, a, "dim", x);
     return Value::of_tensor(lower_unary(L, op, x, {{"dim", dim}}));
@@ -180,10 +188,10 @@ LowerFn softmax_like(const std::string& op) {
 
 LowerFn scan(const std::string& op) {
   return [op](Lowering& L, const Args& a) {
-    check_no_dtype(a);
-    int x = a.tensor("input");
+    int x = input_in_dtype(L, a);
     int64_t dim = dim_arg(L, a, "dim", x);
-    return Value::of_tensor(L.emit1(op, {x}, {{"dim", dim}}, accumulating_dtype(L.dtype(x)), L.shape(x)));
+    int y = L.emit1(op, {x}, {{"dim", dim}}, accumulating_dtype(L.dtype(x)), L.shape(x));
+    return Value::of_tensor(in_asked_dtype(L, a, y));
   };
 }
 

@@ -31,6 +31,7 @@ enum class ExprKind {
   Compare,    // items[0] cmp_op items[1] (chained comparisons are rejected by the parser)
   Subscript,  // items[0][items[1]]
   Slice,      // items: lower, upper, step; each may be null (only inside a Subscript)
+  Ellipsis,   // `...` (meaningful inside a tensor subscript: x[..., 0])
 };
 
 enum class BinOp { Add, Sub, Mul, Div, FloorDiv, Mod, Pow, MatMul };

@@ -1166,7 +1166,10 @@ class Parser {
     if (is_op(t, "(")) return parse_parens();
     if (is_op(t, "[")) return parse_list();
     if (is_op(t, "{")) fail(t.pos, "dict and set literals are not supported");
-    if (is_op(t, "...")) fail(t.pos, "'...' is not supported");
+    if (is_op(t, "...")) {
+      Pos at = take().pos;
+      return make(node(ExprKind::Ellipsis, at), start);
+    }
     if (is_op(t, "*") || is_op(t, "**")) fail(t.pos, "starred expressions are not supported");
     unexpected(t);
   }

@@ -1,6 +1,10 @@
 // Executes op graphs on LibTorch, checking every value against the graph's shape rules.
 #include "eval/torch_graph.h"
 
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include "eval/torch_op_families.h"
@@ -40,7 +44,12 @@ const TorchOpTable& torch_op_table() {
     register_torch_elementwise_ops(t);
     register_torch_reduction_ops(t);
     register_torch_nn_ops(t);
+    register_torch_matmul_ops(t);
+    register_torch_conv_ops(t);
+    register_torch_pool_ops(t);
+    register_torch_loss_ops(t);
     register_torch_shape_ops(t);
+    register_torch_slice_ops(t);
     return t;
   }();
   return table;
@@ -54,6 +63,101 @@ torch::Scalar attr_scalar(const Node& n, const std::string& key) {
   if (auto d = std::get_if<double>(&it->second)) return torch::Scalar(*d);
   throw std::logic_error(n.op + ": attribute " + key + " is not a scalar");
 }
+
+namespace {
+
+// A Python number meeting a tensor, as torch's Python binding makes it: a CPU "wrapped number"
+// of the number's own type (double, int64, bool), which type promotion treats as a Python scalar
+// and TensorIterator reads in the op's math type (a float16 tensor times 0.1 multiplies by the
+// float 0.1 on the GPU, not by 0.1 rounded to float16).
+torch::Tensor python_scalar(const Node& n) {
+  torch::Scalar s = attr_scalar(n, "value");
+  torch::ScalarType type = s.isBoolean() ? torch::kBool : s.isIntegral(false) ? torch::kInt64 : torch::kFloat64;
+  torch::Tensor t = torch::scalar_tensor(s, torch::TensorOptions().dtype(type));
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+// The nodes without operands: Python numbers and filled tensors (torch.tensor(2.0), zeros, ...).
+torch::Tensor source(const Node& n, const ValueInfo& v, torch::Device device) {
+  if (n.op == "constant") return python_scalar(n);
+  auto opts = torch::TensorOptions().dtype(to_torch(v.dtype)).device(device);
+  return torch::full(attr_ints(n, "shape"), attr_scalar(n, "value"), opts);
+}
+
+bool is_reduced_float(const torch::Tensor& t) {
+  return t.defined() && (t.scalar_type() == torch::kHalf || t.scalar_type() == torch::kBFloat16);
+}
+
+// An op with its operands' types and devices: "softmax:Half@cpu".
+std::string kernel_key(const Node& n, const std::vector<torch::Tensor>& in) {
+  std::string key = n.op;
+  for (const torch::Tensor& t : in)
+    key += t.defined() ? std::string(":") + c10::toString(t.scalar_type()) + "@" + c10::DeviceTypeName(t.device().type())
+                       : std::string(":-");
+  return key;
+}
+
+// The kernels that failed in half precision once. Later calls go straight to float32: raising a
+// c10::Error (it records a backtrace) costs milliseconds per node.
+class FloatOnlyKernels {
+ public:
+  bool contains(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return keys_.count(key) > 0;
+  }
+  void add(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    keys_.insert(key);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<std::string> keys_;
+};
+
+FloatOnlyKernels& float_only_kernels() {
+  static FloatOnlyKernels kernels;
+  return kernels;
+}
+
+std::vector<torch::Tensor> run_in_float32(const TorchOp& fn, const Graph& g, const Node& n,
+                                          const std::vector<torch::Tensor>& in) {
+  std::vector<torch::Tensor> wide;
+  for (const torch::Tensor& t : in) wide.push_back(is_reduced_float(t) ? t.to(torch::kFloat32) : t);
+  std::vector<torch::Tensor> out = fn(n, wide);
+  for (size_t k = 0; k < out.size() && k < n.outputs.size(); ++k)
+    out[k] = out[k].to(to_torch(g.values[n.outputs[k]].dtype));
+  return out;
+}
+
+// LibTorch's CPU kernels miss many ops for float16 (1.13: most activations, softmax, norms,
+// matmul, conv, pooling) and a few for bfloat16, and 1.13's bfloat16 transposed convolution
+// fails outright. The graph's shape rules have passed, so such a node runs in float32 and its
+// outputs are rounded to the graph's dtypes: what the GPU kernels compute (float32 math, one
+// rounding). Where float32 fails too, the half-precision error is the one reported.
+std::vector<torch::Tensor> run_node(const TorchOp& fn, const Graph& g, const Node& n,
+                                    const std::vector<torch::Tensor>& in) {
+  if (std::none_of(in.begin(), in.end(), is_reduced_float)) return fn(n, in);
+  const std::string key = kernel_key(n, in);
+  if (float_only_kernels().contains(key)) return run_in_float32(fn, g, n, in);
+  std::exception_ptr half_error;
+  try {
+    return fn(n, in);
+  } catch (const c10::Error&) {
+    half_error = std::current_exception();
+  }
+  std::vector<torch::Tensor> out;
+  try {
+    out = run_in_float32(fn, g, n, in);
+  } catch (const c10::Error&) {
+    std::rethrow_exception(half_error);
+  }
+  float_only_kernels().add(key);
+  return out;
+}
+
+}  // namespace
 
 std::vector<torch::Tensor> run_graph(const Graph& g, const std::vector<torch::Tensor>& inputs) {
   if (inputs.size() != g.inputs.size())
@@ -77,17 +181,16 @@ std::vector<torch::Tensor> run_graph(const Graph& g, const std::vector<torch::Te
   at::globalContext().setAllowTF32CuDNN(false);
   at::globalContext().setAllowTF32CuBLAS(false);
   for (const Node& n : g.nodes) {
-    if (n.op == "constant") {
-      const ValueInfo& v = g.values[n.outputs[0]];
-      env[n.outputs[0]] = torch::scalar_tensor(attr_scalar(n, "value"),
-                                                torch::TensorOptions().dtype(to_torch(v.dtype)).device(device));
+    if (n.op == "constant" || n.op == "full") {
+      env[n.outputs[0]] = source(n, g.values[n.outputs[0]], device);
+      if (n.op == "full") check(n.outputs[0], env[n.outputs[0]], "op 'full'");
       continue;
     }
     const TorchOp* fn = torch_op_table().find(n.op);
     if (!fn) throw std::logic_error("no LibTorch execution for op '" + n.op + "'");
     std::vector<torch::Tensor> in;
     for (int id : n.inputs) in.push_back(id < 0 ? torch::Tensor() : env[id]);
-    std::vector<torch::Tensor> out = (*fn)(n, in);
+    std::vector<torch::Tensor> out = run_node(*fn, g, n, in);
     if (out.size() != n.outputs.size())
       throw std::logic_error(n.op + ": torch gives " + std::to_string(out.size()) + " outputs, graph says " +
                              std::to_string(n.outputs.size()));

@@ -28,7 +28,11 @@ void register_torch_builtin_ops(TorchOpTable& t) {
   binary(t, "le", [](const T& a, const T& b) { return torch::le(a, b); });
   binary(t, "gt", [](const T& a, const T& b) { return torch::gt(a, b); });
   binary(t, "ge", [](const T& a, const T& b) { return torch::ge(a, b); });
-  t.add("where", [](const Node&, const In& in) { return std::vector<T>{torch::where(in[0], in[1], in[2])}; });
+  // LibTorch 1.13's where needs one dtype (a Python number meeting it would trip an assert).
+  t.add("where", [](const Node&, const In& in) {
+    torch::ScalarType common = torch::result_type(in[1], in[2]);
+    return std::vector<T>{torch::where(in[0], in[1].to(common), in[2].to(common))};
+  });
 }
 
 }  // namespace kevo::eval

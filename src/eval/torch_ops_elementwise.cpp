@@ -1,4 +1,4 @@
-// LibTorch execution of op family 'elementwise': activations, unary math and clamp.
+// LibTorch execution of op family 'elementwise': activations, unary math, clamp, tril and triu.
 #include "eval/torch_op_families.h"
 
 namespace kevo::eval {
@@ -66,6 +66,8 @@ void register_torch_elementwise_ops(TorchOpTable& t) {
                [](const T& x, const S& s) { return torch::softplus(x, s[0], s[1]); });
   t.add("gelu", [](const Node& n, const In& in) { return std::vector<T>{torch::gelu(in[0], attr_str(n, "approximate"))}; });
   t.add("clamp", [](const Node& n, const In& in) { return std::vector<T>{clamp(n, in[0])}; });
+  t.add("tril", [](const Node& n, const In& in) { return std::vector<T>{in[0].tril(attr_int(n, "diagonal"))}; });
+  t.add("triu", [](const Node& n, const In& in) { return std::vector<T>{in[0].triu(attr_int(n, "diagonal"))}; });
 }
 
 }  // namespace kevo::eval

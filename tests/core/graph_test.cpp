@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace kevo {
 namespace {
 
@@ -31,6 +35,30 @@ TEST(Graph, CountsMatmulAndConvFlops) {
   int z = g.add_value({"z", DType::Float32, {2, 4, 6, 6}, 1});
   g.nodes.push_back({"conv2d", {x, k, -1}, {}, {z}, {}});
   EXPECT_EQ(g.matmul_conv_flops(), 2LL * 64 * 256 * 128 + 2LL * (2 * 4 * 6 * 6) * (3 * 3 * 3));
+}
+
+// The ops KernelBench adds: 3-D and transposed convolutions, einsum, attention.
+TEST(Graph, CountsTheFlopsOfEveryProductOp) {
+  auto flops_of = [](const std::string& op, std::vector<Shape> in, Shape out, std::map<std::string, AttrValue> attrs) {
+    Graph g;
+    std::vector<int> ids;
+    for (Shape& s : in) ids.push_back(g.add_value({"i", DType::Float32, s, -1}));
+    int y = g.add_value({"y", DType::Float32, out, 0});
+    g.nodes.push_back({op, ids, attrs, {y}, {}});
+    return g.matmul_conv_flops();
+  };
+  // conv3d: every output element takes Cin/groups * kD * kH * kW multiply-adds.
+  EXPECT_EQ(flops_of("conv3d", {{2, 4, 6, 6, 6}, {8, 2, 3, 3, 3}}, {2, 8, 4, 4, 4}, {}), 2LL * (2 * 8 * 64) * (2 * 27));
+  // conv_transpose2d: every input element scatters Cout/groups * kH * kW multiply-adds.
+  EXPECT_EQ(flops_of("conv_transpose2d", {{2, 4, 5, 5}, {4, 3, 3, 3}}, {2, 3, 7, 7}, {}), 2LL * (2 * 4 * 25) * (3 * 9));
+  EXPECT_EQ(flops_of("einsum", {{8, 16, 32, 64}, {64, 24}}, {8, 16, 32, 24}, {{"equation", std::string("bijl,lk->bijk")}}),
+            2LL * 8 * 16 * 32 * 64 * 24);
+  EXPECT_EQ(flops_of("einsum", {{5, 7, 64}, {64, 24}}, {5, 7, 24}, {{"equation", std::string("...l,lk->...k")}}),
+            2LL * 35 * 64 * 24);
+  // Attention: q k^T (L x S x E) and the weighted sum of v (L x S x Ev), per batch.
+  EXPECT_EQ(flops_of("scaled_dot_product_attention", {{2, 3, 10, 16}, {2, 3, 12, 16}, {2, 3, 12, 8}}, {2, 3, 10, 8},
+                     {}),
+            2LL * 6 * 10 * 12 * (16 + 8));
 }
 
 TEST(Graph, AttributeAccessorsTellNoneFromValues) {

@@ -66,6 +66,7 @@ std::string sexpr(const ExprPtr& e) {
     }
     case ExprKind::Subscript: return "(sub" + items() + ")";
     case ExprKind::Slice: return "(slice" + items() + ")";
+    case ExprKind::Ellipsis: return "...";
   }
   return "?";
 }
@@ -175,6 +176,8 @@ TEST(ReferenceParser, ParsesSlicesAndIndexTuples) {
   EXPECT_EQ(sexpr(parse_expr("x[i, j]")), "(sub x (tuple i j))");
   EXPECT_EQ(sexpr(parse_expr("x[:, 0]")), "(sub x (tuple (slice _ _ _) 0))");
   EXPECT_EQ(sexpr(parse_expr("x[0,]")), "(sub x (tuple 0))");
+  EXPECT_EQ(sexpr(parse_expr("x[..., None, 1:]")), "(sub x (tuple ... None (slice 1 _ _)))");
+  EXPECT_EQ(sexpr(parse_expr("x[...]")), "(sub x ...)");
   ExprPtr e = parse_expr("x[i, j]");
   EXPECT_TRUE(at(e->pos, 2, 12));
   EXPECT_TRUE(at(e->items[1]->pos, 2, 14));

@@ -187,6 +187,59 @@ std::vector<Malformed> malformed_cases() {
        "t.json:6:5: inputs.x-1: 'x-1' is not a valid Python identifier"},
       {"bad reference shape op", edit("torch.softmax(x, dim=1)", "torch.softmax(x, dim=2)"),
        "t.json:11:16: reference:4:29: dim 2 is out of range for a tensor of rank 2 (workload 0)"},
+      // The operators and language of KernelBench levels 1 and 2 and half precision: bad arguments.
+      {"conv_transpose output_padding not below stride", edit("torch.softmax(x, dim=1)", "F.conv_transpose1d(x[None], x[:, :3, None], output_padding=1)"),
+       "t.json:11:16: reference:4:56: argument 'output_padding' of conv_transpose1d: output padding must be "
+       "smaller than either stride or dilation, got output_padding [1], stride [1], dilation [1] (workload 0)"},
+      {"max_pool3d of a matrix", edit("torch.softmax(x, dim=1)", "F.max_pool3d(x, 2)"),
+       "t.json:11:16: reference:4:25: argument 'input' of max_pool3d: must be 4-D or 5-D (batched), got "
+       "shape [4096, 393216] (workload 0)"},
+      {"narrow past the end", edit("torch.softmax(x, dim=1)", "x.narrow(1, 0, 400000)"),
+       "t.json:11:16: reference:4:27: argument 'length' of narrow: start (0) + length (400000) exceeds "
+       "dimension size (393216) (workload 0)"},
+      {"chunk into zero", edit("torch.softmax(x, dim=1)", "x.chunk(0, 1)[0]"),
+       "t.json:11:16: reference:4:20: argument 'chunks' of chunk: chunk expects `chunks` to be greater than "
+       "0, got: 0 (workload 0)"},
+      {"cat of mismatched sizes", edit("torch.softmax(x, dim=1)", "torch.cat((x, x[:, :2]))"),
+       "t.json:11:16: reference:4:22: argument 'tensors' of cat: Sizes of tensors must match except in "
+       "dimension 0. Expected size 393216 but got size 2 for tensor number 1 in the list. (workload 0)"},
+      {"dropout in training mode", edit("torch.softmax(x, dim=1)", "F.dropout(x, 0.1)"),
+       "t.json:11:16: reference:4:12: dropout with p=0.1 in training mode makes the reference's output "
+       "random, so it cannot be checked: pass training=False (the module in eval mode) or p=0 (workload 0)"},
+      {"index out of bounds", edit("torch.softmax(x, dim=1)", "x[5000]"),
+       "t.json:11:16: reference:4:14: index 5000 is out of bounds for dimension 0 with size 4096 (workload 0)"},
+      {"einsum sizes disagree", edit("torch.softmax(x, dim=1)", "torch.einsum('ij,jk->ik', x, x)"),
+       "t.json:11:16: reference:4:25: argument 'equation' of einsum: einsum(): subscript j has size 4096 "
+       "for operand 1 which does not broadcast with previously seen size 393216 (workload 0)"},
+      {"attention with dropout", edit("torch.softmax(x, dim=1)", "F.scaled_dot_product_attention(x, x, x, dropout_p=0.1)"),
+       "t.json:11:16: reference:4:52: argument 'dropout_p' of scaled_dot_product_attention: dropout makes "
+       "the reference's output random, so it cannot be checked: pass dropout_p=0.0 (workload 0)"},
+      {"unsupported torch dtype", edit("torch.softmax(x, dim=1)", "x.to(torch.int8)"),
+       "t.json:11:16: reference:4:23: dtype torch.int8 is not supported (kevo knows float32, float64, "
+       "float16, bfloat16, int64, int32 and bool) (workload 0)"},
+      {"random tensor", edit("torch.softmax(x, dim=1)", "x + torch.rand(3)"),
+       "t.json:11:16: reference:4:16: torch.rand: random tensors make the reference's output random, so it "
+       "cannot be checked: make the values an input of the contract (workload 0)"},
+      {"conv3d with a 2-D weight", edit("torch.softmax(x, dim=1)", "F.conv3d(x, x)"),
+       "t.json:11:16: reference:4:24: argument 'weight' of conv3d: must be 5-D [out_channels, "
+       "in_channels/groups, kD, kH, kW] with a non-empty kernel, got shape [4096, 393216] (workload 0)"},
+      {"adaptive pool to size zero", edit("torch.softmax(x, dim=1)", "F.adaptive_avg_pool2d(x[None], (0, 1))"),
+       "t.json:11:16: reference:4:43: argument 'output_size' of adaptive_avg_pool2d: must hold positive "
+       "ints or None, got 0 (workload 0)"},
+      {"ragged torch.tensor", edit("torch.softmax(x, dim=1)", "x + torch.tensor([[1.0], [2.0, 3.0]])"),
+       "t.json:11:16: reference:4:29: argument 'data' of tensor: expected sequence of length 1 at dim 1 "
+       "(got 2) (workload 0)"},
+      {"negative slice step", edit("torch.softmax(x, dim=1)", "x[:, ::-1]"),
+       "t.json:11:16: reference:4:17: step must be greater than zero, got -1 (torch has no negative steps: "
+       "use flip) (workload 0)"},
+      {"triplet loss of mixed ranks", edit("torch.softmax(x, dim=1)", "F.triplet_margin_loss(x, x, x[0])"),
+       "t.json:11:16: reference:4:12: the anchor, positive, and negative tensors are expected to have the "
+       "same number of dimensions, but got: anchor 2D, positive 2D, and negative 1D inputs (workload 0)"},
+      {"avg_pool3d divisor zero", edit("torch.softmax(x, dim=1)", "F.avg_pool3d(x[None, None], 2, divisor_override=0)"),
+       "t.json:11:16: reference:4:43: argument 'divisor_override' of avg_pool3d: must not be zero (workload 0)"},
+      {"stack of unequal shapes", edit("torch.softmax(x, dim=1)", "torch.stack((x, x[1:]))"),
+       "t.json:11:16: reference:4:24: argument 'tensors' of stack: stack expects each tensor to be equal "
+       "size, but got [4096, 393216] at entry 0 and [4095, 393216] at entry 1 (workload 0)"},
   };
 }
 
@@ -220,6 +273,30 @@ TEST(Task, BundledContractsLoad) {
       ADD_FAILURE() << e.what();
     }
   }
+}
+
+// tasks/half/: every contract loads, and its tensors have the precision its name says (the
+// softmax_fp32_math tasks return float32 probabilities of half-precision logits).
+TEST(Task, HalfPrecisionContractsLoad) {
+  const std::string dir = std::string(KEVO_SOURCE_ROOT) + "/tasks/half/";
+  int loaded = 0;
+  for (const char* stem : {"relu", "gelu", "softmax", "rms_norm", "layer_norm", "linear_leaky_relu", "conv2d_relu_bias",
+                           "fused_add_rms_norm", "silu_and_mul", "softmax_fp32_math"}) {
+    for (const auto& [suffix, dtype] : {std::pair<std::string, DType>{"_fp16", DType::Float16}, {"_bf16", DType::BFloat16}}) {
+      std::string name = stem + suffix;
+      try {
+        Task t = load_task(dir + name + ".json");
+        EXPECT_EQ(t.name, name);
+        for (const TensorDecl& in : t.inputs) EXPECT_EQ(in.dtype, dtype) << name << " input " << in.name;
+        for (const TensorDecl& out : t.outputs)
+          EXPECT_EQ(out.dtype, std::string(stem) == "softmax_fp32_math" ? DType::Float32 : dtype) << name;
+        ++loaded;
+      } catch (const InputError& e) {
+        ADD_FAILURE() << e.what();
+      }
+    }
+  }
+  EXPECT_EQ(loaded, 20);
 }
 
 }  // namespace

@@ -88,12 +88,52 @@ inline void expect_returns(const std::string& expr, const NamedTensors& in, cons
   expect_returns(expr, in, std::vector<torch::Tensor>{expected}, atol, rtol);
 }
 
+// The floating inputs rounded to `dtype`; integer and bool inputs as they are.
+inline NamedTensors rounded_to(const NamedTensors& in, torch::ScalarType dtype) {
+  NamedTensors out;
+  for (const auto& [name, t] : in) out.push_back({name, t.is_floating_point() ? t.to(dtype) : t});
+  return out;
+}
+
+// Runs `return EXPR` on the inputs rounded to float16 and to bfloat16 and compares every output
+// with the float32 run on the same rounded values, rounded once: what a kernel computing in float32
+// gives. The half run is LibTorch's own half kernel where it has one, else its float32 fallback
+// (torch_graph.cpp); callers check the float32 run against LibTorch separately.
+inline void expect_half_precision_matches(const std::string& expr, const NamedTensors& in, double tol16 = 5e-3,
+                                          double tol_bf16 = 3e-2) {
+  for (torch::ScalarType dtype : {torch::kFloat16, torch::kBFloat16}) {
+    SCOPED_TRACE(expr + std::string(" in ") + c10::toString(dtype));
+    NamedTensors half = rounded_to(in, dtype), wide = rounded_to(half, torch::kFloat32);
+    std::vector<torch::Tensor> got = run_reference(returning(expr, half), half);
+    std::vector<torch::Tensor> want = run_reference(returning(expr, wide), wide);
+    ASSERT_EQ(got.size(), want.size());
+    double tol = dtype == torch::kFloat16 ? tol16 : tol_bf16;
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].scalar_type(), dtype);
+      expect_same(got[k].to(torch::kFloat32), want[k].to(dtype).to(torch::kFloat32), tol, tol);
+    }
+  }
+}
+
 // Expects lowering `return EXPR` to fail on line 2 at the first `marker` in EXPR, with a message containing `needle`.
 inline void expect_error_at(const std::string& expr, const NamedTensors& in, const std::string& marker,
                             const std::string& needle) {
   size_t at = expr.find(marker);
   ASSERT_NE(at, std::string::npos) << marker;
   expect_reference_error(returning(expr, in), in, 2, static_cast<int>(at) + 12, needle);
+}
+
+// One expected error: `expr` fails at the first `marker` in it, with a message containing `needle`.
+struct ErrorCase {
+  std::string expr, marker, needle;
+};
+
+// expect_error_at for each case, all on the same inputs.
+inline void expect_errors_at(const NamedTensors& in, const std::vector<ErrorCase>& cases) {
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.expr);
+    expect_error_at(c.expr, in, c.marker, c.needle);
+  }
 }
 
 }  // namespace kevo::testing

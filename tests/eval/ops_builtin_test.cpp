@@ -86,13 +86,35 @@ TEST_F(BuiltinOps, PythonNumbersFoldAndSizesAreKnown) {
   EXPECT_EQ(g.nodes[1].op, "mul");
 }
 
+// Python's builtins over shapes and numbers (min/max of sizes, int(), len()); abs() of a tensor is torch.abs.
+TEST_F(BuiltinOps, PythonBuiltins) {
+  expect_returns("x.view(min(x.shape[0], 2), -1)", in, x.view({2, 10}));
+  expect_returns("x.view(max(2, x.size(1), 1), -1)", in, x.view({5, 4}));
+  expect_returns("x.view(min((20, 40)))", in, x.view({20}));
+  expect_returns("x * int(2.7) + float(1)", in, x * 2 + 1.0);
+  expect_returns("x * int(-2.7)", in, x * -2);
+  expect_returns("x * len(x) + len(x.shape)", in, x * 4 + 2);
+  expect_returns("x * abs(-3) + abs(x)", in, x * 3 + x.abs());
+  expect_returns("x * max(0.5, 1)", in, x * 1);
+  expect_error_at("min(x, row)", in, "x,", "Python's min() of tensors is not supported: use torch.minimum or torch.amin");
+  expect_error_at("x * max()", in, "max", "missing required argument 'args'");
+  expect_error_at("x * len(x[0, 0])", in, "x[0", "len() of a 0-d tensor");
+  expect_error_at("x * int('3')", in, "'3'", "must be a number, got str");
+}
+
+TEST_F(BuiltinOps, DevicesAreAcceptedAndIgnored) {
+  expect_returns("x + torch.tensor(1.0, device=x.device)", in, x + 1);
+  expect_returns("x.to(torch.device('cuda'))", in, x);
+  expect_error_at("x + torch.device(1)", in, "1", "argument 'type' of device: must be str, got int");
+  expect_error_at("x + x.device", in, "+", "unsupported operand type device");
+}
+
 TEST_F(BuiltinOps, ErrorsPointAtTheProblem) {
-  expect_error_at("x + torch.rand", in, "rand", "unknown function 'torch.rand'");
+  expect_error_at("x + torch.randx", in, "randx", "unknown function 'torch.randx'");
   expect_error_at("x + x.shape", in, "+", "unsupported operand type tuple");
   expect_error_at("x + row.view(5, 1)", in, "+", "cannot be broadcast");
   expect_error_at("torch.where(x, x, row)", in, "x, x", "must be a bool tensor");
   expect_error_at("x * (1 / 0)", in, "/", "division by zero");
-  expect_error_at("x[0]", in, "x[0]", "tensor indexing is not supported");
   expect_error_at("x.size(2)", in, "x.size", "out of range");
 }
 

@@ -1,4 +1,4 @@
-// Activations, unary math and clamp: interpreted references against LibTorch called directly.
+// Activations, unary math, clamp, square and tril/triu: interpreted references against LibTorch called directly.
 #include <functional>
 
 #include "op_test_util.h"
@@ -200,6 +200,25 @@ TEST(ElementwiseOps, ClampErrors) {
   expect_error_at("torch.clamp_min(x)", x, "torch.clamp_min", "missing required argument 'min'");
   expect_error_at("torch.clamp_max(x, None)", x, "torch.clamp_max", "clamp needs min or max");
   expect_error_at("torch.clamp(x, True)", x, "True", "must be a number or None, got bool");
+}
+
+TEST(ElementwiseTriangles, TrilTriuAndSquare) {
+  torch::manual_seed(31);
+  torch::Tensor m = torch::randn({5, 4}), b = torch::randn({2, 3, 4}), i = torch::randint(-3, 3, {3, 3}, torch::kInt64);
+  NamedTensors in = {{"m", m}, {"b", b}, {"i", i}, {"v", torch::randn({4})}};
+  expect_returns("torch.triu(m)", in, torch::triu(m));
+  expect_returns("torch.tril(m, -1)", in, torch::tril(m, -1));
+  expect_returns("m.triu(diagonal=2)", in, torch::triu(m, 2));
+  expect_returns("b.tril(1)", in, torch::tril(b, 1));
+  expect_returns("torch.tril(i)", in, torch::tril(i));
+  // KernelBench level 1, 14 and 15: a triangle of a matmul.
+  expect_returns("torch.triu(torch.matmul(m, m.T))", in, torch::triu(torch::matmul(m, m.t())), 1e-5, 1e-5);
+  expect_returns("torch.square(m)", in, torch::square(m));
+  expect_returns("i.square()", in, torch::square(i));
+  expect_returns("torch.square(i > 0)", in, torch::square(i > 0));
+  EXPECT_EQ(attr_int(lowered("torch.tril(m, -2)", in), "diagonal"), -2);
+  expect_half_precision_matches("torch.triu(m, 1)", in, 0.0, 0.0);
+  testing::expect_error_at("torch.tril(v)", in, "v", "tril: input tensor must have at least 2 dimensions, got shape [4]");
 }
 
 }  // namespace

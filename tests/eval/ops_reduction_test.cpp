@@ -47,7 +47,7 @@ TEST_F(ReductionOps, SumErrors) {
   expect_error_at("torch.sum(x, 3)", in, "3", "dim 3 is out of range for a tensor of rank 3");
   expect_error_at("x.sum((1, -2))", in, "(1", "dim -2 appears more than once");
   expect_error_at("torch.sum(x, 1.0)", in, "1.0", "must be an int or a tuple of ints, got float");
-  expect_error_at("torch.sum(x, dtype='float64')", in, "dtype", "dtype is not supported");
+  expect_error_at("torch.sum(x, dtype='float64')", in, "dtype", "must be a dtype such as torch.float16, got str");
   expect_error_at("x.sum(0, False, True)", in, "True", "takes at most 3 positional arguments");
 }
 
@@ -169,7 +169,7 @@ TEST_F(ReductionOps, SoftmaxAndLogSoftmax) {
   expect_error_at("F.log_softmax(x, dim=None)", in, "dim", "log_softmax needs dim");
   expect_error_at("torch.softmax(x)", in, "torch", "missing required argument 'dim'");
   expect_error_at("x.log_softmax(3)", in, "3", "dim 3 is out of range for a tensor of rank 3");
-  expect_error_at("torch.softmax(x, 1, 'float64')", in, "'float64'", "dtype is not supported");
+  expect_error_at("torch.softmax(x, 1, 'float64')", in, "'float64'", "must be a dtype such as torch.float16, got str");
   expect_error_at("torch.softmax(x, 1)", {{"x", ints}}, "torch", "softmax needs a floating-point tensor, got int32");
 }
 
@@ -187,7 +187,37 @@ TEST_F(ReductionOps, CumsumCumprod) {
   expect_error_at("torch.cumsum(x)", in, "torch", "missing required argument 'dim'");
   expect_error_at("x.cumsum(dim=(0, 1))", in, "dim", "must be int, got tuple");
   expect_error_at("torch.cumprod(x, -4)", in, "-4", "dim -4 is out of range for a tensor of rank 3");
-  expect_error_at("torch.cumsum(x, 0, dtype='int64')", in, "dtype", "dtype is not supported");
+  expect_error_at("torch.cumsum(x, 0, dtype='int64')", in, "dtype", "must be a dtype such as torch.float16, got str");
+}
+
+// dtype= casts the input first, as torch does: a float16 softmax with float32 math returns float32.
+TEST_F(ReductionOps, DtypeArgumentCastsTheInputFirst) {
+  torch::Tensor h = x.to(torch::kFloat16), b = x > 0;
+  NamedTensors mixed = {{"h", h}, {"b", b}, {"i", ints}};
+  check("torch.softmax(h, -1, dtype=torch.float32)", mixed, {torch::softmax(h.to(torch::kFloat32), -1)});
+  check("F.softmax(h, dim=1, dtype=torch.float)", mixed, {torch::softmax(h.to(torch::kFloat32), 1)});
+  check("h.log_softmax(0, torch.float64)", mixed, {torch::log_softmax(h.to(torch::kFloat64), 0)});
+  check("torch.sum(h, dim=1, dtype=torch.float32)", mixed, {h.to(torch::kFloat32).sum(1)});
+  check("h.mean(-1, dtype=torch.float32)", mixed, {h.to(torch::kFloat32).mean(-1)});
+  check("torch.mean(i, dtype=torch.float32)", mixed, {ints.to(torch::kFloat32).mean()});
+  check("torch.sum(b, dtype=torch.int32)", mixed, {b.sum(torch::kInt32)});
+  check("torch.cumsum(h, 1, dtype=torch.float32)", mixed, {h.to(torch::kFloat32).cumsum(1)});
+  check("torch.prod(i, 0, dtype=torch.int64)", mixed, {ints.prod(0, false, torch::kInt64)});
+  check("torch.norm(h, dim=1, dtype=torch.float32)", mixed, {h.to(torch::kFloat32).norm(2, 1)});
+  Graph g = lower_for(returning("torch.softmax(h, -1, dtype=torch.float32)", mixed), mixed);
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, "cast");
+  EXPECT_EQ(attr_str(g.nodes[0], "dtype"), "float32");
+  EXPECT_EQ(g.values[g.outputs[0]].dtype, DType::Float32);
+  // The dtype the input already has adds no node.
+  EXPECT_EQ(lower_for(returning("x.sum(dtype=torch.float32)", in), in).nodes.size(), 1u);
+}
+
+TEST_F(ReductionOps, MaxAndMinWithDimAreNamedTuples) {
+  check("torch.max(x, dim=1).values", in, {std::get<0>(torch::max(x, 1))});
+  check("torch.max(x, dim=1, keepdim=True).indices", in, {std::get<1>(torch::max(x, 1, true))});
+  check("x.min(-1).values, x.min(-1)[1]", in, pair(torch::min(x, -1)));
+  expect_error_at("torch.max(x, 1).value", in, "value", "the result has no field 'value' (it has values, indices)");
 }
 
 TEST_F(ReductionOps, LowersToCanonicalNodes) {
