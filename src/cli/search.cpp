@@ -21,6 +21,7 @@
 #include "search/results.h"
 #include "search/sweep.h"
 #include "search/train.h"
+#include "store/campaign_file.h"
 
 namespace kevo::cli {
 
@@ -148,6 +149,14 @@ void show(const search::Progress& p) {
   else std::cerr << line.str() << "\n";
 }
 
+// What the summary after a campaign reads of its file: no sources, no checkpoints.
+store::CampaignContents read_for_summary(const std::string& path) {
+  store::ReadOptions o;
+  o.sources = store::ReadOptions::Sources::none;
+  o.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
+  return store::read_campaign(path, o);
+}
+
 void summary(const store::CampaignContents& c, const search::VariantEvaluator& ev) {
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   for (const auto& run : c.runs) {
@@ -256,6 +265,16 @@ int input_error(const std::string& cmd, const std::exception& e) {
   return 2;
 }
 
+// The summary of the campaign file at `path` once its campaign has run.
+int summarize(const std::string& cmd, const std::string& path, const search::VariantEvaluator& ev) {
+  try {
+    summary(read_for_summary(path), ev);
+  } catch (const InputError& e) {
+    return input_error(cmd, e);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -305,7 +324,7 @@ int cmd_run(const std::vector<std::string>& args) {
     return input_error("run", e);
   }
   if (!note.empty()) std::cout << "kevo run: " << note << "\n";
-  std::cout << "campaign " << campaign->contents().campaign_id << " -> " << out << ": " << tasks.size() << " task"
+  std::cout << "campaign " << campaign->campaign_id() << " -> " << out << ": " << tasks.size() << " task"
             << (tasks.size() == 1 ? "" : "s") << ", policy " << c.arm << ", " << c.islands << " islands x "
             << c.population << ", " << c.budget_evals << " evaluations per task, on " << evaluator->describe() << "\n";
   try {
@@ -315,7 +334,7 @@ int cmd_run(const std::vector<std::string>& args) {
   } catch (const std::runtime_error& e) {
     return input_error("run", e);
   }
-  summary(campaign->contents(), *evaluator);
+  if (int rc = summarize("run", out, *evaluator); rc != 0) return rc;
   if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
   return 0;
 }
@@ -373,7 +392,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
     return input_error("ablate", e);
   }
   if (!note.empty()) std::cout << "kevo ablate: " << note << "\n";
-  std::cout << "ablation " << campaign->contents().campaign_id << " -> " << out << ": " << tasks.size() << " task"
+  std::cout << "ablation " << campaign->campaign_id() << " -> " << out << ": " << tasks.size() << " task"
             << (tasks.size() == 1 ? "" : "s") << " x " << arms.size() << " arm" << (arms.size() == 1 ? "" : "s") << " x "
             << seeds << " seed" << (seeds == 1 ? "" : "s") << ", " << c.islands << " islands x " << c.population << ", "
             << c.budget_evals << " evaluations per run, on " << evaluator->describe() << "\n";
@@ -395,7 +414,13 @@ int cmd_ablate(const std::vector<std::string>& args) {
     return input_error("ablate", e);
   }
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
-  for (const search::ArmStats& a : search::ablation_stats(campaign->contents()).arms) {
+  search::Ablation stats;
+  try {
+    stats = search::ablation_stats(read_for_summary(out));
+  } catch (const InputError& e) {
+    return input_error("ablate", e);
+  }
+  for (const search::ArmStats& a : stats.arms) {
     std::cout << a.task << ", " << a.arm << " (" << a.seeds.size() << " seeds): final fitness "
               << fmt("%.3f", a.final_fitness.mean) << "x, evaluations to 95% of the best ("
               << fmt("%.3f", a.target) << "x) " << fmt("%.1f", a.evals_to_target.mean);
@@ -440,7 +465,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   } catch (const std::runtime_error& e) {
     return input_error("resume", e);
   }
-  summary(campaign->contents(), *evaluator);
+  if (int rc = summarize("resume", path, *evaluator); rc != 0) return rc;
   return 0;
 }
 
