@@ -144,6 +144,7 @@ void show(const search::Progress& p) {
     line << " | llm " << p.llm_requests << " requests, " << p.llm_failed << " failed (" << p.llm_rate_limited
          << " rate-limited, " << p.llm_timeouts << " timeouts), " << p.llm_bad_replies << " unusable replies, "
          << p.llm_tokens << " tokens";
+  if (p.commit_seconds > 0) line << " | commit " << fmt("%.0f", 1000 * p.commit_seconds) << " ms";
   line << " | " << duration(p.elapsed_seconds) << " elapsed, ~" << duration(p.seconds_left) << " left";
   if (tty) std::cerr << "\r\033[K" << line.str() << std::flush;
   else std::cerr << line.str() << "\n";

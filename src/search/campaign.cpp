@@ -143,9 +143,15 @@ struct Campaign::Impl {
     update(b.generation, notify_results(s, b, results));
     for (Run& run : s.runs) forget_outcomes(run);
     const bool replaying = from_file(b);
+    const Clock::time_point t0 = Clock::now();
     if (replaying) restore_policies(recording, s.runs, b.generation);
     else commit(s, b, results, commit_times());
-    if (report) report(progress(b.generation, replaying));
+    const double committing = replaying ? 0 : std::chrono::duration<double>(Clock::now() - t0).count();
+    if (report) {
+      Progress p = progress(b.generation, replaying);
+      p.commit_seconds = committing;
+      report(p);
+    }
   }
 
   // ---- the loops --------------------------------------------------------------------------------

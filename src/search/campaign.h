@@ -25,6 +25,7 @@ struct Progress {
   double gpu_busy_fraction = 0;    // this process: worker busy time / (elapsed x GPUs); 0 on replay
   double seconds_left = 0;         // estimated
   bool replaying_file = false;     // re-deriving generations already in the file (resume)
+  double commit_seconds = 0;       // the generation's commit to the campaign file (0 when re-derived)
   // The llm arm: requests, failures by kind, tokens (this process).
   int64_t llm_requests = 0, llm_failed = 0, llm_rate_limited = 0, llm_timeouts = 0, llm_tokens = 0;
   int64_t llm_bad_replies = 0;     // completions that gave no child (unreadable, not applicable, rejected)
