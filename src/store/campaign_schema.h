@@ -9,12 +9,13 @@
 #include <variant>
 #include <vector>
 
+#include "store/campaign_file.h"
 #include "store/records.h"
 
 namespace kevo::store::schema {
 
 inline constexpr const char* kSchemaV1 = "kevo-campaign/1";  // written whole, replaced by rename
-inline constexpr const char* kSchemaV2 = "kevo-campaign/2";  // appended in place, with resume states
+inline constexpr const char* kSchemaV2 = kCampaignSchema;    // appended in place, with resume states
 
 // A text field whose rows have very different sizes (a source, an error line, a checkpoint):
 // all rows' bytes end to end in `<name>_data`, row i at `<name>_offset[i]`, `<name>_length[i]`

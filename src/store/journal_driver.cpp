@@ -35,6 +35,8 @@ constexpr uint64_t kMagic = 0x324E524A6F76656Bull;  // "kevoJRN2", little-endian
 constexpr size_t kHeaderWords = 6, kHeaderBytes = kHeaderWords * 8;
 constexpr haddr_t kMaxAddr = (haddr_t{1} << 62) - 1;
 
+// What use_journal_driver sets on a file access list (a file opened for writing is a writer,
+// whatever the mode says).
 struct DriverOptions {
   int mode = 0;  // JournalMode
   int durable = 1;
@@ -269,7 +271,6 @@ bool exclusive_writer(int fd) {
 
 H5FD_t* drv_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
   const auto* opts = static_cast<const DriverOptions*>(H5Pget_driver_info(fapl));
-  const JournalMode mode = opts ? static_cast<JournalMode>(opts->mode) : JournalMode::read_committed;
   if (!name || !*name || maxaddr == 0 || maxaddr == HADDR_UNDEF) return nullptr;
   const bool writing = (flags & H5F_ACC_RDWR) != 0;
   int o = writing ? O_RDWR : O_RDONLY;
@@ -316,7 +317,6 @@ H5FD_t* drv_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) 
     std::lock_guard<std::mutex> guard(registry_mutex());
     registry()[name] = f;
   }
-  (void)mode;
   auto* d = new DriverFile{};
   d->f = f;
   return &d->pub;

@@ -338,6 +338,9 @@ TEST_F(CampaignFile, CorruptBytesAreReportedNeverReadAsData) {
 // Damage inside a column's stored chunk is always reported: by the chunk's Fletcher-32 checksum
 // (what protects a source read alone) or the column's.
 TEST_F(CampaignFile, DamageInsideAColumnsChunkIsAlwaysReported) {
+#if !H5_VERSION_GE(1, 10, 5)
+  GTEST_SKIP() << "SKIPPED: H5Dget_chunk_info, which finds a chunk's bytes, needs HDF5 1.10.5";
+#else
   const std::string path = sample_file();
   const std::string whole = bytes_of(path);
   int checked = 0;
@@ -367,6 +370,7 @@ TEST_F(CampaignFile, DamageInsideAColumnsChunkIsAlwaysReported) {
     }
   }
   EXPECT_EQ(checked, 12);
+#endif
 }
 
 TEST_F(CampaignFile, AMissingTableIsAnError) {
