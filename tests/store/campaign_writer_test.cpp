@@ -6,6 +6,7 @@
 #include "store/campaign_writer.h"
 
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -140,6 +141,30 @@ TEST_F(CampaignWriterTest, ALongerTextValueWidensItsColumn) {
   EXPECT_EQ(back.variants[5].op, "an operator with a long name");
   EXPECT_EQ(back.variants[4].space, c.variants[4].space);
   EXPECT_EQ(back.variants.back().id, 999);
+}
+
+// A writer closes every HDF5 object it opened, after commits that worked and one that failed.
+TEST_F(CampaignWriterTest, LeavesNoHdf5ObjectOpen) {
+  auto open_ids = [] { return H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL); };
+  const CampaignContents c = sample_campaign(60);
+  const std::vector<CampaignDelta> d = deltas_of(c, 4);
+  const std::string path = file("c.h5");
+  write_campaign(path, head_of(c));
+  const ssize_t before = open_ids();
+  {
+    auto w = CampaignWriter::open(path);
+    w->commit(d[0]);
+    w->commit(d[1]);
+  }
+  {
+    auto w = CampaignWriter::open(path);
+    CampaignDelta bad = d[2];
+    bad.variants.front().op = std::string("nul\0", 4);
+    EXPECT_THROW(w->commit(bad), std::runtime_error);
+  }
+  EXPECT_EQ(open_ids(), before);
+  CampaignWriter::open(path)->commit(d[2]);
+  EXPECT_EQ(open_ids(), before);
 }
 
 TEST_F(CampaignWriterTest, ASecondWriterIsRefused) {
