@@ -64,6 +64,18 @@ Id file_access(JournalMode mode, bool durable) {
 #if H5_VERSION_GE(1, 10, 7)
   ok(H5Pset_file_locking(fapl.get(), false, true), "cannot turn file locking off");
 #endif
+  if (mode == JournalMode::write) {
+    // A writer keeps the file open for a whole campaign: its metadata cache stays small (appends
+    // touch the last node of each chunk index and the tables' object headers).
+    H5AC_cache_config_t mdc;
+    mdc.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+    ok(H5Pget_mdc_config(fapl.get(), &mdc), "cannot read the metadata cache settings");
+    mdc.set_initial_size = true;
+    mdc.initial_size = 1 << 20;
+    mdc.min_size = 1 << 20;
+    mdc.max_size = 4 << 20;
+    ok(H5Pset_mdc_config(fapl.get(), &mdc), "cannot set the metadata cache");
+  }
   try {
     use_journal_driver(fapl.get(), mode, durable);
   } catch (const std::runtime_error& e) {

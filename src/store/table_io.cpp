@@ -94,8 +94,9 @@ Id create_dataset(hid_t group, const std::string& where, const std::string& name
     ok(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(level)), "cannot compress " + where);
   }
   ok(H5Pset_fletcher32(dcpl.get()), "cannot checksum the chunks of " + where);
-  // The last, partly filled chunk stays cached (uncompressed) between appends.
-  ok(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, std::max<size_t>(1 << 20, 4 * chunk * elem), 1.0),
+  // The last, partly filled chunk stays cached (uncompressed) between appends; nothing more, since
+  // a writer keeps every table open for a whole campaign.
+  ok(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, appending_cache_bytes(pool), 1.0),
      "cannot set the chunk cache of " + where);
   const hsize_t zero = 0, unlimited = H5S_UNLIMITED;
   Id space(ok(H5Screate_simple(1, &zero, &unlimited), "cannot create a dataspace"), H5Sclose);
@@ -104,12 +105,14 @@ Id create_dataset(hid_t group, const std::string& where, const std::string& name
             H5Dclose);
 }
 
+size_t appending_cache_bytes(bool pool) { return 2 * (pool ? kPoolChunkBytes : kColumnChunkBytes); }
+
 Id open_dataset(hid_t group, const std::string& where, const std::string& name, Stored kind, hsize_t* length,
-                size_t* width) {
+                size_t* width, size_t cache_bytes) {
   htri_t exists = ok(H5Lexists(group, name.c_str(), H5P_DEFAULT), "cannot look up " + where);
   if (!exists) throw Failure("missing column " + where);
   Id dapl = plist(H5P_DATASET_ACCESS);
-  ok(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 4 << 20, 1.0), "cannot set the chunk cache");
+  ok(H5Pset_chunk_cache(dapl.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, cache_bytes, 1.0), "cannot set the chunk cache");
   Id ds(ok(H5Dopen2(group, name.c_str(), dapl.get()), where + " is not a readable dataset"), H5Dclose);
   Id space(ok(H5Dget_space(ds.get()), "cannot read " + where), H5Sclose);
   int rank = ok(H5Sget_simple_extent_ndims(space.get()), "cannot read " + where);

@@ -115,8 +115,12 @@ Id create_group(hid_t file, const std::string& name);
 Id create_dataset(hid_t group, const std::string& where, const std::string& name, hid_t type, size_t elem,
                   int level, bool shuffle, bool pool);
 // Opens a dataset and checks that it is 1-D and holds `kind`; returns its length and text width.
+// `cache_bytes`: its chunk cache (a reader's is large, an appending writer's holds the last chunk
+// or two: a writer keeps every table open for a whole campaign).
 Id open_dataset(hid_t group, const std::string& where, const std::string& name, Stored kind, hsize_t* length,
-                size_t* width);
+                size_t* width, size_t cache_bytes = size_t{4} << 20);
+// The chunk cache an appending writer gives a dataset: two of its chunks.
+size_t appending_cache_bytes(bool pool);
 // Writes `count` elements at `first` (the dataset grows to first + count when shorter).
 void write_at(const DatasetFile& d, hid_t mem_type, hsize_t first, hsize_t count, const void* buf);
 void read_range(hid_t ds, const std::string& where, hid_t mem_type, hsize_t first, hsize_t count, void* buf);

@@ -316,7 +316,7 @@ TableFile open_table(hid_t file, const char* name, const std::vector<schema::Col
     d.where = detail::path_of(name, p.name);
     d.kind = p.kind;
     d.pool_data = p.pool_data;
-    d.ds = open_dataset(t.group.get(), d.where, p.name, p.kind, &d.length, &d.width);
+    d.ds = open_dataset(t.group.get(), d.where, p.name, p.kind, &d.length, &d.width, appending_cache_bytes(p.pool_data));
     std::optional<uint64_t> sum = checksum_attribute(d.ds.get(), d.where);
     if (!sum) throw Failure(d.where + " has no kevo_checksum: it was changed by another tool");
     d.sum = *sum;
