@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -150,12 +151,24 @@ void show(const search::Progress& p) {
   else std::cerr << line.str() << "\n";
 }
 
-// What the summary after a campaign reads of its file: no sources, no checkpoints.
+// What the summary after a campaign reads of its file: the runs and generations, the runs' best
+// variants alone, and (campaigns of the llm arm, which are small) the completions.
 store::CampaignContents read_for_summary(const std::string& path) {
   store::ReadOptions o;
   o.sources = store::ReadOptions::Sources::none;
   o.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
-  return store::read_campaign(path, o);
+  o.search_tables = false;
+  store::CampaignContents c = store::read_campaign(path, o);
+  if (std::any_of(c.runs.begin(), c.runs.end(), [](const store::RunRecord& r) { return r.arm == "llm"; })) {
+    o.search_tables = true;
+    return store::read_campaign(path, o);
+  }
+  std::set<int64_t> best;
+  for (const auto& r : c.runs)
+    if (const store::GenerationRecord* last = search::last_generation(c, r.id); last && last->best_variant >= 0)
+      best.insert(last->best_variant);
+  c.variants = store::read_variants(path, best);
+  return c;
 }
 
 void summary(const store::CampaignContents& c, const search::VariantEvaluator& ev) {

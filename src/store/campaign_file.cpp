@@ -236,6 +236,18 @@ std::map<std::string, std::string> read_sources(const std::string& path, const s
   });
 }
 
+std::vector<VariantRecord> read_variants(const std::string& path, const std::set<int64_t>& ids) {
+  return reading(path, [&] {
+    Id file = open_for_reading(path);
+    Id g = h5::open_group(file.get(), "variants");
+    const std::vector<int64_t> id = h5::read_number_column<int64_t>(g.get(), "variants", "id");
+    std::vector<hsize_t> rows;
+    for (size_t i = 0; i < id.size(); ++i)
+      if (ids.count(id[i])) rows.push_back(i);
+    return h5::read_some_rows(file.get(), "variants", schema::variant_columns(), rows);
+  });
+}
+
 void scan_variant_keys(const std::string& path, const std::function<void(const VariantKey&)>& fn) {
   reading(path, [&] {
     Id file = open_for_reading(path);

@@ -52,6 +52,10 @@ CampaignContents read_campaign(const std::string& path, const ReadOptions& o = {
 // or a report needs of a large file. Throws InputError like read_campaign.
 std::map<std::string, std::string> read_sources(const std::string& path, const std::set<std::string>& hashes);
 
+// The variants with these ids (those the file holds), in file order, read alone: what a summary
+// needs of a large file. Throws InputError like read_campaign.
+std::vector<VariantRecord> read_variants(const std::string& path, const std::set<int64_t>& ids);
+
 // Each variant's run, id, source hash and duplicate_of, in file order, without the rest of the file:
 // what a resume rebuilds its duplicate index from. Throws InputError like read_campaign.
 struct VariantKey {

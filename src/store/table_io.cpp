@@ -163,6 +163,14 @@ void read_range(hid_t ds, const std::string& where, hid_t mem_type, hsize_t firs
   ok(H5Dread(ds, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buf), "cannot read " + where);
 }
 
+void read_points(hid_t ds, const std::string& where, hid_t mem_type, const std::vector<hsize_t>& points, void* buf) {
+  if (points.empty()) return;
+  Id file_space(ok(H5Dget_space(ds), "cannot read " + where), H5Sclose);
+  ok(H5Sselect_elements(file_space.get(), H5S_SELECT_SET, points.size(), points.data()), "cannot read " + where);
+  Id mem_space = space_1d(points.size());
+  ok(H5Dread(ds, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buf), "cannot read " + where);
+}
+
 std::optional<uint64_t> checksum_attribute(hid_t ds, const std::string& where) {
   return u64_attribute(ds, kChecksumAttr, where);  // none: a column written or edited by another tool
 }

@@ -90,6 +90,12 @@ template <class Row>
 std::vector<Row> read_table(hid_t file, const char* name, const std::vector<schema::Column<Row>>& cols,
                             const std::vector<std::string>& only = {});
 
+// Rows `rows` (ascending) of a table, read alone: every column at those rows, checked against
+// the chunks' Fletcher-32 checksums (the columns' own would mean reading them whole).
+template <class Row>
+std::vector<Row> read_some_rows(hid_t file, const char* name, const std::vector<schema::Column<Row>>& cols,
+                                const std::vector<hsize_t>& rows);
+
 // The values of pooled text field `field` of rows `rows` (any order), read alone: checked against
 // the chunks' Fletcher-32 checksums, not the column's (that would mean reading all of it).
 std::vector<std::string> read_pooled_rows(hid_t file, const char* table, const std::string& field,
@@ -124,6 +130,8 @@ size_t appending_cache_bytes(bool pool);
 // Writes `count` elements at `first` (the dataset grows to first + count when shorter).
 void write_at(const DatasetFile& d, hid_t mem_type, hsize_t first, hsize_t count, const void* buf);
 void read_range(hid_t ds, const std::string& where, hid_t mem_type, hsize_t first, hsize_t count, void* buf);
+// Reads the elements at `points` (ascending) into `buf`.
+void read_points(hid_t ds, const std::string& where, hid_t mem_type, const std::vector<hsize_t>& points, void* buf);
 std::optional<uint64_t> checksum_attribute(hid_t ds, const std::string& where);
 void set_checksum_attribute(hid_t ds, const std::string& where, uint64_t sum);
 void verify_checksum(hid_t ds, const std::string& where, uint64_t computed);

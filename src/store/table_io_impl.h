@@ -237,7 +237,74 @@ void read_field(OpenPart* p, std::vector<Row>& rows, std::vector<int64_t> Row::*
   read_pooled(p, rows, m);
 }
 
+// ---- reading chosen rows of one field ----
+
+template <class Row, class T>
+void read_field_at(OpenPart* p, const std::vector<hsize_t>& at, std::vector<Row>& rows, T Row::*m) {
+  std::vector<T> v(at.size());
+  read_points(p[0].ds.get(), p[0].where, Num<T>::mem(), at, v.data());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].*m = v[i];
+}
+
+template <class Row>
+void read_field_at(OpenPart* p, const std::vector<hsize_t>& at, std::vector<Row>& rows, schema::Text<Row> f) {
+  Id type(ok(H5Dget_type(p[0].ds.get()), "cannot read " + p[0].where), H5Tclose);
+  std::string buf(at.size() * p[0].width, '\0');
+  read_points(p[0].ds.get(), p[0].where, type.get(), at, buf.data());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const char* s = buf.data() + i * p[0].width;
+    (rows[i].*f.member).assign(s, strnlen(s, p[0].width));
+  }
+}
+
+template <class Row, class F>
+void read_pooled_at(OpenPart* p, const std::vector<hsize_t>& at, std::vector<Row>& rows, F f) {
+  using Elem = PoolElem<Row, F>;
+  std::vector<int64_t> offset(at.size()), length(at.size());
+  read_points(p[0].ds.get(), p[0].where, H5T_NATIVE_INT64, at, offset.data());
+  read_points(p[1].ds.get(), p[1].where, H5T_NATIVE_INT64, at, length.data());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (offset[i] < 0 || length[i] < 0 || static_cast<uint64_t>(offset[i]) > p[2].n ||
+        static_cast<uint64_t>(length[i]) > p[2].n - static_cast<uint64_t>(offset[i]))
+      throw Failure(p[0].where + " row " + std::to_string(at[i]) + ": elements lie outside " + p[2].where);
+    std::vector<Elem> v(static_cast<size_t>(length[i]));
+    read_range(p[2].ds.get(), p[2].where, Num<Elem>::mem(), static_cast<hsize_t>(offset[i]), v.size(), v.data());
+    set_pooled_row(rows[i], f, v.data(), v.size());
+  }
+}
+
+template <class Row>
+void read_field_at(OpenPart* p, const std::vector<hsize_t>& at, std::vector<Row>& rows, schema::Pooled<Row> f) {
+  read_pooled_at(p, at, rows, f);
+}
+template <class Row>
+void read_field_at(OpenPart* p, const std::vector<hsize_t>& at, std::vector<Row>& rows, std::vector<int64_t> Row::*m) {
+  read_pooled_at(p, at, rows, m);
+}
+
 }  // namespace detail
+
+template <class Row>
+std::vector<Row> read_some_rows(hid_t file, const char* name, const std::vector<schema::Column<Row>>& cols,
+                                const std::vector<hsize_t>& rows) {
+  Id g = open_group(file, name);
+  const std::vector<Part> parts = table_parts(cols);
+  std::vector<detail::OpenPart> opened(parts.size());
+  for (size_t k = 0; k < parts.size(); ++k) {
+    detail::OpenPart& o = opened[k];
+    o.where = detail::path_of(name, parts[k].name);
+    o.ds = open_dataset(g.get(), o.where, parts[k].name, parts[k].kind, &o.n, &o.width);
+    if (!parts[k].pool_data && !rows.empty() && rows.back() >= o.n)
+      throw Failure(o.where + " has no row " + std::to_string(rows.back()));
+  }
+  std::vector<Row> out(rows.size());
+  size_t k = 0;
+  for (const auto& c : cols) {
+    std::visit([&](auto f) { detail::read_field_at(&opened[k], rows, out, f); }, c.field);
+    k += parts_of(c).size();
+  }
+  return out;
+}
 
 template <class Row>
 std::vector<Part> parts_of(const schema::Column<Row>& c) {

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -199,6 +200,50 @@ TEST_F(CampaignFile, RoundTripsTenThousandVariants) {
   std::printf("10k variants, %zu sources: write %.0f ms, read %.0f ms, %.1f MB\n", c.sources.size(),
               std::chrono::duration<double, std::milli>(t1 - t0).count(),
               std::chrono::duration<double, std::milli>(t2 - t1).count(), fs::file_size(file("c.h5")) / 1e6);
+}
+
+// What a report, an export, a resume and a summary read of a large file, read in part, is what the
+// whole file holds.
+TEST_F(CampaignFile, PartsReadAloneAreTheWholeFilesRows) {
+  const CampaignContents c = sample_campaign(300);
+  const std::string path = file("c.h5");
+  write_campaign(path, c);
+  CampaignContents only;
+  only.variants = {c.variants[0], c.variants[7], c.variants[299]};
+  EXPECT_EQ(describe(only), describe([&] {
+              CampaignContents k;
+              k.variants = read_variants(path, {c.variants[299].id, c.variants[0].id, c.variants[7].id, 123456789});
+              return k;
+            }()));
+  const std::map<std::string, std::string> src = read_sources(path, {c.sources[3].hash, c.sources.back().hash, "x"});
+  EXPECT_EQ(src, (std::map<std::string, std::string>{{c.sources[3].hash, c.sources[3].text},
+                                                      {c.sources.back().hash, c.sources.back().text}}));
+  size_t n = 0;
+  scan_variant_keys(path, [&](const VariantKey& k) {
+    const VariantRecord& v = c.variants[n++];
+    EXPECT_TRUE(k.id == v.id && k.run == v.run && k.duplicate_of == v.duplicate_of && k.source_hash == v.source_hash);
+  });
+  EXPECT_EQ(n, c.variants.size());
+  ReadOptions o;
+  o.sources = ReadOptions::Sources::hashes;
+  o.checkpoint_bytes = ReadOptions::Checkpoints::none;
+  CampaignContents k = read_campaign(path, o);
+  ASSERT_EQ(k.sources.size(), c.sources.size());
+  EXPECT_EQ(k.sources[5].hash, c.sources[5].hash);
+  EXPECT_TRUE(k.sources[5].text.empty());
+  EXPECT_EQ(k.checkpoints.size(), c.checkpoints.size());
+  EXPECT_TRUE(k.checkpoints[0].bytes.empty());
+  EXPECT_EQ(describe([&] {
+              CampaignContents x = c;
+              x.sources.clear();
+              x.checkpoints.clear();
+              return x;
+            }()),
+            describe([&] {
+              k.sources.clear();
+              k.checkpoints.clear();
+              return k;
+            }()));
 }
 
 TEST_F(CampaignFile, UncompressedFilesReadTheSame) {
