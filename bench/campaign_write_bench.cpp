@@ -1,50 +1,60 @@
-// The commit cost of a campaign file: write_campaign of a realistic campaign of N variants, first
-// in a fresh process and then once more after one more generation (what the search pays per
-// generation), and read_campaign, at each compression level.
-//   campaign_write_bench [DIR] [N...]      (default: /tmp, 10000 100000)
+// The commit cost of the appending campaign file, and what reading it costs as it grows: a
+// realistic campaign is appended a generation at a time (as the search commits it) up to each
+// size N; at N it reports the commit time per generation (the 32 commits before N), the time a
+// resume needs to open the file and read what it reads (header, tasks, runs, generations, resume
+// states, every variant's duplicate key), the time `kevo report` needs (every table but the
+// sources), and the file's size. Commit times over the whole run go to DIR/commits.csv.
+//   campaign_write_bench [DIR] [--no-sync] [N...]      (default: /tmp, 10000 100000 1000000)
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/sha256.h"
 #include "store/campaign_file.h"
+#include "store/campaign_writer.h"
 
 namespace {
 
 using namespace kevo::store;
 using Clock = std::chrono::steady_clock;
 
+constexpr int kPerGeneration = 256;
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// A search's rows: 4 runs, a population of 64 per run and generation (256 variants), one variant
-// in ten a duplicate (sharing its source), three workloads per measurement, one failure in five
-// with an error line. Each source is a rendered reduce candidate: comment, plan, common.cuh,
-// reduce.cuh and the instantiation, about 14.5 KB. add_variants(c, from, to) appends ids
-// [from, to) and the generations they complete.
+// A search's rows: 4 runs (two random, two learned), a population of 64 per run and generation
+// (256 variants), one variant in ten a duplicate (sharing its source), three workloads per
+// measurement, one failure in five with an error line. Each source is a rendered reduce
+// candidate: comment, plan, common.cuh, reduce.cuh and the instantiation, about 14.5 KB. The
+// learned runs' policies are 272 KB checkpoints: in the resume state every generation, in the
+// table every tenth. The archive: 4 cells per run.
 const std::string& template_text() {
   static const std::string body = slurp(std::string(KEVO_SOURCE_ROOT) + "/templates/common.cuh") +
                                   slurp(std::string(KEVO_SOURCE_ROOT) + "/templates/reduce/reduce.cuh");
   return body;
 }
 
-void add_variants(CampaignContents& c, int from, int to) {
+CampaignDelta generation(int g) {
   const std::string& body = template_text();
-  for (int i = from; i < to; ++i) {
+  CampaignDelta d;
+  for (int i = g * kPerGeneration; i < (g + 1) * kPerGeneration; ++i) {
     VariantRecord v;
     v.id = i;
     v.run = i % 4;
-    v.generation = i / 256;
+    v.generation = g;
     v.island = i % 4;
     v.space = "reduce/rows";
     v.genome = {i % 5, i % 7, i % 3, i % 2, i % 11};
@@ -62,7 +72,7 @@ void add_variants(CampaignContents& c, int from, int to) {
     if (duplicate) {
       v.duplicate_of = i - 1;
     } else {
-      c.sources.push_back({v.source_hash, std::move(text)});
+      d.sources.push_back({v.source_hash, std::move(text)});
       MeasurementRecord m;
       m.variant = v.id;
       m.status = i % 5 == 0 ? "wrong_result" : "ok";
@@ -75,88 +85,142 @@ void add_variants(CampaignContents& c, int from, int to) {
       m.gpu_seconds = 0.01;
       m.gpu = "NVIDIA H200 (sm_90a)";
       for (int w = 0; w < 3; ++w) m.workloads.push_back({w, "ok", 0.02, 0.03, 0.025, 0.01, 1.5, 0.1});
-      c.measurements.push_back(std::move(m));
+      d.measurements.push_back(std::move(m));
     }
-    c.variants.push_back(std::move(v));
+    d.variants.push_back(std::move(v));
   }
-  for (int g = from / 256; g < to / 256; ++g)
-    for (int r = 0; r < 4; ++r) {
-      c.generations.push_back({r, g, g * 64, 0, g * 6, 1.9, g * 256 + r, g * 30.0, g * 25.0, 1});
-      c.archive.push_back({r, g, 0, "reduce/rows|0.75", g * 256 + r, 1.9});
-    }
+  d.archive.emplace();
+  for (int r = 0; r < 4; ++r) {
+    d.generations.push_back({r, g, int64_t(g) * 58, 0, int64_t(g) * 6, 1.9, int64_t(g) * kPerGeneration + r, g * 30.0,
+                             g * 25.0, 1});
+    for (int cell = 0; cell < 4; ++cell)
+      d.archive->push_back({r, g, cell, "reduce/rows|occ " + std::to_string(25 * cell) + "-" +
+                                            std::to_string(25 * cell + 25) + "%",
+                            int64_t(g) * kPerGeneration + r, 1.9});
+  }
+  d.archive_kept = g % 10 == 0;
+  static const std::string checkpoint(272 << 10, '\x3f');
+  std::string state(20 << 10, static_cast<char>(g));  // islands, counters
+  for (int r = 1; r < 4; r += 2) {
+    state += checkpoint;
+    if (g % 10 == 0) d.checkpoints.push_back({r, g, "policy", checkpoint});
+  }
+  d.resume = ResumeState{g, std::move(state)};
+  return d;
 }
 
-CampaignContents campaign(int n) {
+CampaignContents head() {
   CampaignContents c;
   c.campaign_id = "0123456789abcdef";
   c.kevo_version = "0.1.0";
   c.created = "2025-01-01T00:00:00Z";
   c.templates_hash = kevo::sha256_hex(template_text());
-  c.command = "kevo search tasks/softmax.json --arms random,learned --seeds 2";
+  c.command = "kevo ablate tasks/softmax.json --arms random,learned --seeds 2";
   c.tasks = {{"softmax", "{\"name\": \"softmax\"}", kevo::sha256_hex("{\"name\": \"softmax\"}")}};
   for (int r = 0; r < 4; ++r) c.runs.push_back({r, "softmax", r % 2 ? "learned" : "random", uint64_t(r), "{}"});
-  add_variants(c, 0, n);
   return c;
 }
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// This process's CPU time (user + system), in ms: steadier than wall time on a shared machine.
+// This process's CPU time (user + system), in ms.
 double cpu_ms() {
   rusage u;
   getrusage(RUSAGE_SELF, &u);
   return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+// What a resume reads, and what a report reads, each in a fresh process (times printed by it).
+void time_reads(const std::string& path) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto t0 = Clock::now();
+    double c0 = cpu_ms();
+    ReadOptions o;
+    o.sources = ReadOptions::Sources::none;
+    o.checkpoint_bytes = ReadOptions::Checkpoints::initial;
+    o.search_tables = false;
+    CampaignContents k = read_campaign(path, o);
+    std::vector<ResumeState> states = read_resume_states(path);
+    std::unordered_map<std::string, int64_t> first;  // the search keeps a compact index; this is an upper bound
+    size_t variants = 0;
+    scan_variant_keys(path, [&](const VariantKey& v) {
+      ++variants;
+      if (v.duplicate_of == -1) first.emplace(std::string(v.source_hash.substr(0, 32)), v.id);
+    });
+    const double resume_ms = ms_since(t0), resume_cpu = cpu_ms() - c0;
+    t0 = Clock::now();
+    c0 = cpu_ms();
+    ReadOptions r;
+    r.sources = ReadOptions::Sources::none;
+    r.checkpoint_bytes = ReadOptions::Checkpoints::none;
+    CampaignContents all = read_campaign(path, r);
+    auto best = std::max_element(all.measurements.begin(), all.measurements.end(),
+                                 [](const auto& a, const auto& b) { return a.fitness < b.fitness; });
+    std::string hash;
+    for (const auto& v : all.variants)
+      if (v.id == best->variant) hash = v.source_hash;
+    const size_t best_source = read_sources(path, {hash}).at(hash).size();
+    std::printf("%.0f ms (CPU %.0f; %zu variants, %zu resume states) | %.0f ms (CPU %.0f; best source %zu bytes)", resume_ms,
+                resume_cpu, variants, states.size(), ms_since(t0), cpu_ms() - c0, best_source);
+    std::fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir = argc > 1 ? argv[1] : "/tmp";
+  std::string dir = "/tmp";
+  WriteOptions o;
   std::vector<int> sizes;
-  for (int i = 2; i < argc; ++i) sizes.push_back(std::stoi(argv[i]));
-  if (sizes.empty()) sizes = {10000, 100000};
-  const std::string path = dir + "/campaign_write_bench.h5";
-  std::printf("| variants | sources (MB of text) | options | first write | next generation's write | read | file MB |\n"
-              "|---|---|---|---|---|---|---|\n");
-  std::fflush(stdout);
-  for (int n : sizes) {
-    CampaignContents c = campaign(n);
-    double text_mb = 0;
-    for (const auto& s : c.sources) text_mb += s.text.size() / 1e6;
-    const size_t sources = c.sources.size();
-    struct Case {
-      const char* name;
-      WriteOptions o;
-    };
-    for (const Case& k : {Case{"compression 6 (default)", {true, 6}}, Case{"compression 1", {true, 1}},
-                          Case{"compression 0", {true, 0}}, Case{"no sources, compression 6", {false, 6}}}) {
-      // Each case in a fresh process: the first write finds no compressed chunks to reuse.
-      pid_t pid = fork();
-      if (pid < 0) return 1;
-      if (pid == 0) {
-        auto timed = [](auto&& f, double& wall, double& cpu) {
-          auto t0 = Clock::now();
-          double c0 = cpu_ms();
-          f();
-          wall = ms_since(t0);
-          cpu = cpu_ms() - c0;
-        };
-        double w1, c1, w2, c2, wr, cr;
-        timed([&] { write_campaign(path, c, k.o); }, w1, c1);
-        add_variants(c, n, n + 256);  // one more generation, as the search commits it
-        timed([&] { write_campaign(path, c, k.o); }, w2, c2);
-        timed([&] { CampaignContents back = read_campaign(path); }, wr, cr);
-        std::printf("| %d | %zu (%.0f) | %s | %.0f ms (CPU %.0f) | %.0f ms (CPU %.0f) | %.0f ms (CPU %.0f) | %.1f |\n",
-                    n, sources, text_mb, k.name, w1, c1, w2, c2, wr, cr,
-                    std::filesystem::file_size(path) / 1e6);
-        std::fflush(stdout);
-        _exit(0);
-      }
-      int status = 0;
-      waitpid(pid, &status, 0);
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
-    }
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--no-sync") o.durable = false;
+    else if (!a.empty() && std::isdigit(static_cast<unsigned char>(a[0]))) sizes.push_back(std::stoi(a));
+    else dir = a;
   }
+  if (sizes.empty()) sizes = {10000, 100000, 1000000};
+  std::sort(sizes.begin(), sizes.end());
+  const std::string path = dir + "/campaign_write_bench.h5";
   std::filesystem::remove(path);
+  write_campaign(path, head(), o);
+  std::ofstream csv(dir + "/commits.csv");
+  csv << "generation,variants,commit_ms,commit_cpu_ms,file_mb\n";
+  std::printf("%s commits (%s)\n\n| variants | commit per generation: median (p90), CPU median | open and read for resume | "
+              "read for a report (no sources) | file MB |\n|---|---|---|---|---|\n",
+              path.c_str(), o.durable ? "durable: synced" : "not synced");
+  std::fflush(stdout);
+  auto writer = CampaignWriter::open(path, o);
+  std::vector<double> wall, cpu;
+  int g = 0;
+  for (int n : sizes) {
+    for (; (g + 1) * kPerGeneration <= n; ++g) {
+      CampaignDelta d = generation(g);
+      const auto t0 = Clock::now();
+      const double c0 = cpu_ms();
+      writer->commit(d);
+      wall.push_back(ms_since(t0));
+      cpu.push_back(cpu_ms() - c0);
+      csv << g << "," << (g + 1) * kPerGeneration << "," << wall.back() << "," << cpu.back() << ","
+          << std::filesystem::file_size(path) / 1e6 << "\n";
+    }
+    const size_t k = std::min<size_t>(32, wall.size());
+    const std::vector<double> w(wall.end() - static_cast<long>(k), wall.end()), c(cpu.end() - static_cast<long>(k), cpu.end());
+    std::printf("| %d | %.0f ms (%.0f), CPU %.0f | ", g * kPerGeneration, percentile(w, 0.5), percentile(w, 0.9),
+                percentile(c, 0.5));
+    std::fflush(stdout);
+    time_reads(path);
+    std::printf(" | %.0f |\n", std::filesystem::file_size(path) / 1e6);
+    std::fflush(stdout);
+  }
+  writer->close();
   return 0;
 }

@@ -40,12 +40,24 @@ bool write_file(const std::string& path, const std::string& text, const std::str
   return true;
 }
 
+// What export and report read of a campaign file: every table but the sources and checkpoints
+// (the best variants' sources are read alone), so that a large file reads fast.
+store::ReadOptions without_sources() {
+  store::ReadOptions o;
+  o.sources = store::ReadOptions::Sources::none;
+  o.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
+  return o;
+}
+
 // kevo export --samples: the trajectories of the llm policy, one completion per line.
 int export_samples(const std::string& path, const std::string& file) {
   std::string text;
   size_t lines = 0;
   try {
-    store::CampaignContents c = store::read_campaign(path);
+    store::ReadOptions samples_only;
+    samples_only.sources = store::ReadOptions::Sources::none;
+    samples_only.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
+    store::CampaignContents c = store::read_campaign(path, samples_only);
     text = store::samples_jsonl(c);
     for (char ch : text) lines += ch == '\n';
   } catch (const InputError& e) {
@@ -81,7 +93,7 @@ int cmd_export(const std::vector<std::string>& args) {
   store::CampaignContents c;
   std::vector<search::BestVariant> best;
   try {
-    c = store::read_campaign(path);
+    c = store::read_campaign(path, without_sources());
     best = search::best_variants(c, path);
   } catch (const InputError& e) {
     std::cerr << "kevo export: " << e.what() << "\n";
@@ -144,7 +156,7 @@ int cmd_report(const std::vector<std::string>& args) {
     return rc;
   store::ReportData d;
   try {
-    d = search::report_data(store::read_campaign(path), path);
+    d = search::report_data(store::read_campaign(path, without_sources()), path);
   } catch (const InputError& e) {
     std::cerr << "kevo report: " << e.what() << "\n";
     return 2;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -22,6 +23,7 @@
 #include "search/results.h"
 #include "search/sweep.h"
 #include "search/train.h"
+#include "store/campaign_file.h"
 
 namespace kevo::cli {
 
@@ -166,9 +168,30 @@ void show(const search::Progress& p) {
     line << " | llm " << p.llm_requests << " requests, " << p.llm_failed << " failed (" << p.llm_rate_limited
          << " rate-limited, " << p.llm_timeouts << " timeouts), " << p.llm_bad_replies << " unusable replies, "
          << p.llm_tokens << " tokens";
+  if (p.commit_seconds > 0) line << " | commit " << fmt("%.0f", 1000 * p.commit_seconds) << " ms";
   line << " | " << duration(p.elapsed_seconds) << " elapsed, ~" << duration(p.seconds_left) << " left";
   if (tty) std::cerr << "\r\033[K" << line.str() << std::flush;
   else std::cerr << line.str() << "\n";
+}
+
+// What the summary after a campaign reads of its file: the runs and generations, the runs' best
+// variants alone, and (campaigns of the llm arm, which are small) the completions.
+store::CampaignContents read_for_summary(const std::string& path) {
+  store::ReadOptions o;
+  o.sources = store::ReadOptions::Sources::none;
+  o.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
+  o.search_tables = false;
+  store::CampaignContents c = store::read_campaign(path, o);
+  if (std::any_of(c.runs.begin(), c.runs.end(), [](const store::RunRecord& r) { return r.arm == "llm"; })) {
+    o.search_tables = true;
+    return store::read_campaign(path, o);
+  }
+  std::set<int64_t> best;
+  for (const auto& r : c.runs)
+    if (const store::GenerationRecord* last = search::last_generation(c, r.id); last && last->best_variant >= 0)
+      best.insert(last->best_variant);
+  c.variants = store::read_variants(path, best);
+  return c;
 }
 
 void summary(const store::CampaignContents& c, const search::VariantEvaluator& ev) {
@@ -315,6 +338,16 @@ int input_error(const std::string& cmd, const std::exception& e) {
   return 2;
 }
 
+// The summary of the campaign file at `path` once its campaign has run.
+int summarize(const std::string& cmd, const std::string& path, const search::VariantEvaluator& ev) {
+  try {
+    summary(read_for_summary(path), ev);
+  } catch (const InputError& e) {
+    return input_error(cmd, e);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -364,7 +397,7 @@ int cmd_run(const std::vector<std::string>& args) {
     return input_error("run", e);
   }
   if (!note.empty()) std::cout << "kevo run: " << note << "\n";
-  std::cout << "campaign " << campaign->contents().campaign_id << " -> " << out << ": " << tasks.size() << " task"
+  std::cout << "campaign " << campaign->campaign_id() << " -> " << out << ": " << tasks.size() << " task"
             << (tasks.size() == 1 ? "" : "s") << ", policy " << c.arm << ", " << c.islands << " islands x "
             << c.population << ", " << c.budget_evals << " evaluations per task, on " << evaluator->describe() << "\n";
   search::Progress last;
@@ -378,7 +411,7 @@ int cmd_run(const std::vector<std::string>& args) {
   } catch (const std::runtime_error& e) {
     return input_error("run", e);
   }
-  summary(campaign->contents(), *evaluator);
+  if (int rc = summarize("run", out, *evaluator); rc != 0) return rc;
   engine_summary(*evaluator, last);
   if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
   return 0;
@@ -438,7 +471,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
   }
   if (!note.empty()) std::cout << "kevo ablate: " << note << "\n";
   search::Progress last;
-  std::cout << "ablation " << campaign->contents().campaign_id << " -> " << out << ": " << tasks.size() << " task"
+  std::cout << "ablation " << campaign->campaign_id() << " -> " << out << ": " << tasks.size() << " task"
             << (tasks.size() == 1 ? "" : "s") << " x " << arms.size() << " arm" << (arms.size() == 1 ? "" : "s") << " x "
             << seeds << " seed" << (seeds == 1 ? "" : "s") << ", " << c.islands << " islands x " << c.population << ", "
             << c.budget_evals << " evaluations per run, on " << evaluator->describe() << "\n";
@@ -461,7 +494,13 @@ int cmd_ablate(const std::vector<std::string>& args) {
     return input_error("ablate", e);
   }
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
-  for (const search::ArmStats& a : search::ablation_stats(campaign->contents()).arms) {
+  search::Ablation stats;
+  try {
+    stats = search::ablation_stats(read_for_summary(out));
+  } catch (const InputError& e) {
+    return input_error("ablate", e);
+  }
+  for (const search::ArmStats& a : stats.arms) {
     std::cout << a.task << ", " << a.arm << " (" << a.seeds.size() << " seeds): final fitness "
               << fmt("%.3f", a.final_fitness.mean) << "x, evaluations to 95% of the best ("
               << fmt("%.3f", a.target) << "x) " << fmt("%.1f", a.evals_to_target.mean);
@@ -511,7 +550,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   } catch (const std::runtime_error& e) {
     return input_error("resume", e);
   }
-  summary(campaign->contents(), *evaluator);
+  if (int rc = summarize("resume", path, *evaluator); rc != 0) return rc;
   engine_summary(*evaluator, last);
   return 0;
 }

@@ -6,14 +6,17 @@
 // Everything a generation decides is a function of the configuration, the seed and the
 // measurements recorded so far: generation g+1 is proposed (while generation g is measured) from
 // the state after generation g-1, with an RNG forked from (seed, run, g+1, island). That makes a
-// replay campaign reproducible and lets `kevo resume` re-derive every committed generation from
-// the file's recordings, then go on.
+// replay campaign reproducible, and lets `kevo resume` continue exactly: from the search's state
+// the file kept after its last two generations (the state after g-1 proposes generation g+1
+// again, then the state after g is taken), or, where the file has none, by re-deriving every
+// committed generation from the file's recordings.
 #include "search/campaign.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -27,8 +30,10 @@
 #include "search/hook.h"
 #include "search/proposals.h"
 #include "search/recording.h"
+#include "search/resume_state.h"
 #include "search/state.h"
 #include "store/campaign_file.h"
+#include "store/campaign_writer.h"
 
 namespace kevo::search {
 
@@ -67,19 +72,23 @@ struct Campaign::Impl {
   VariantEvaluator* evaluator = nullptr;
   std::shared_ptr<policy::LlmClient> llm_client;  // one for every llm run: one concurrency limit, one budget
   Recording recording;                            // resume: the generations the file holds
+  std::optional<Batch> in_flight;                 // resume: the generation after them, proposed again
+  std::string campaign_id;
+  int first_generation = 0;
   Clock::time_point start = Clock::now();
   double busy_at_start = 0;
-  int in_flight = 0;                              // generations submitted to the evaluator, not collected
+  int submitted = 0;                              // generations submitted to the evaluator, not collected
   LoopSeconds times;
 
   // The configuration's choices and the runs of the file's records.
-  void init(const std::string& path, const CampaignConfig& config) {
+  void init(const std::string& path, const CampaignConfig& config, const store::CampaignContents& head,
+            const std::string& init) {
     s.path = path;
     s.config = config;
     s.parents = make_parent_selection(config.selection, config.tournament);
     s.reward = make_reward(config.reward);
     s.target = evaluator->gpu_name();
-    s.runs = make_runs(path, config, s.contents, llm_client);
+    s.runs = make_runs(path, config, head.tasks, head.runs, init, llm_client);
   }
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -89,13 +98,13 @@ struct Campaign::Impl {
 
   // Generation g's candidates; none once a generation or time limit is reached.
   Batch generate(int g) {
-    Timed generating{times.generate};
     const CampaignConfig& c = s.config;
     if ((c.max_generations > 0 && g >= c.max_generations) || (c.wall_seconds > 0 && elapsed() >= c.wall_seconds)) {
       Batch none;
       none.generation = g;
       return none;
     }
+    Timed generating{times.generate};
     return propose(s, g);
   }
 
@@ -107,7 +116,7 @@ struct Campaign::Impl {
     for (size_t i = 0; i < b.requests.size(); ++i)
       if (!b.premade[i]) live.push_back(b.requests[i]);
     evaluator->submit(std::move(live));
-    ++in_flight;
+    ++submitted;
   }
 
   // One measurement per request: recorded ones when re-deriving, render failures as they are,
@@ -115,7 +124,7 @@ struct Campaign::Impl {
   std::vector<store::MeasurementRecord> collect(const Batch& b) {
     if (from_file(b)) return recorded_results(recording, b, s.path);
     Timed waiting{times.waiting};
-    --in_flight;
+    --submitted;
     std::vector<store::MeasurementRecord> got = evaluator->collect();
     std::vector<store::MeasurementRecord> out(b.requests.size());
     for (size_t i = 0, j = 0; i < b.requests.size(); ++i) {
@@ -131,7 +140,7 @@ struct Campaign::Impl {
 
   // What the evaluator still holds, collected and dropped before the runs its requests point into go.
   void drain() noexcept {
-    for (; in_flight > 0; --in_flight) try {
+    for (; submitted > 0; --submitted) try {
         evaluator->collect();
       } catch (...) {
       }
@@ -155,17 +164,32 @@ struct Campaign::Impl {
       Timed notifying{times.notify_update};
       update(b.generation, notify_results(s, b, results));
     }
+    for (Run& run : s.runs) forget_outcomes(run);
     const bool replaying = from_file(b);
+    double committing = 0;
     if (replaying) {
-      restore_policies(s.contents, s.runs, b.generation);
+      restore_policies(recording, s.runs, b.generation);
     } else {
-      Timed committing{times.commit};
+      Timed timed{committing};
       commit(s, b, results, commit_times());
     }
-    if (report) report(progress(b.generation, replaying));
+    times.commit += committing;
+    if (report) {
+      Progress p = progress(b.generation, replaying);
+      p.commit_seconds = committing;
+      report(p);
+    }
   }
 
   // ---- the loops --------------------------------------------------------------------------------
+
+  // The first generation to run: the one in flight when a resumed file was committed, or the next.
+  Batch start_batch() {
+    if (!in_flight) return generate(first_generation);
+    Batch b = std::move(*in_flight);
+    in_flight.reset();
+    return b;
+  }
 
   // Generation g is measured while generation g+1 is generated and handed to the evaluator, whose
   // GPUs go on with g+1's jobs as each is done with g's (none waits for g's slowest job), and
@@ -173,7 +197,7 @@ struct Campaign::Impl {
   void loop(const std::function<void(const Progress&)>& report) {
     if (!s.config.llm.between_generations.empty()) return serial_loop(report);
     try {
-      Batch cur = generate(0);
+      Batch cur = start_batch();
       submit(cur);
       while (!cur.empty()) {
         Batch next = generate(cur.generation + 1);
@@ -190,12 +214,14 @@ struct Campaign::Impl {
   // With a hook between generations, generation g+1 is generated after generation g's hook (the
   // model it asks may have changed), so nothing overlaps.
   void serial_loop(const std::function<void(const Progress&)>& report) {
-    for (Batch cur = generate(0); !cur.empty(); cur = generate(cur.generation + 1)) {
+    for (Batch cur = start_batch(); !cur.empty(); cur = generate(cur.generation + 1)) {
       submit(cur);
       finish(cur, collect(cur), report);
       if (!from_file(cur)) run_between_generations(s.config.llm, s.path, cur.generation, llm_client.get());
     }
   }
+
+  bool resume_from_states(int last);
 
   // ---- figures ----------------------------------------------------------------------------------
 
@@ -233,9 +259,7 @@ struct Campaign::Impl {
       p.llm_timeouts = st.timeouts;
       p.llm_tokens = st.prompt_tokens + st.completion_tokens;
     }
-    for (const auto& sample : s.contents.llm_samples)
-      if (sample.status == "bad_reply" || sample.status == "edit_failed" || sample.status == "rejected")
-        p.llm_bad_replies++;
+    p.llm_bad_replies = s.llm_bad_replies;
     return p;
   }
 };
@@ -245,7 +269,8 @@ struct Campaign::Impl {
 Campaign::Campaign() : impl_(std::make_unique<Impl>()) {}
 Campaign::~Campaign() = default;
 
-const store::CampaignContents& Campaign::contents() const { return impl_->s.contents; }
+const std::string& Campaign::path() const { return impl_->s.path; }
+const std::string& Campaign::campaign_id() const { return impl_->campaign_id; }
 
 std::unique_ptr<Campaign> Campaign::create(const std::string& path, const CampaignConfig& config,
                                            const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
@@ -279,7 +304,7 @@ std::unique_ptr<Campaign> Campaign::create_ablation(const std::string& path, con
   std::unique_ptr<Campaign> c(new Campaign());
   Impl& impl = *c->impl_;
   impl.evaluator = &evaluator;
-  store::CampaignContents& k = impl.s.contents;
+  store::CampaignContents k;
   k.campaign_id = random_hex(8);
   k.kevo_version = kevo_version();
   k.kevo_commit = kevo_commit();
@@ -297,32 +322,102 @@ std::unique_ptr<Campaign> Campaign::create_ablation(const std::string& path, con
   for (const store::TaskRecord& t : k.tasks)
     for (const CampaignConfig& rc : per_arm_seed)
       k.runs.push_back({static_cast<int32_t>(k.runs.size()), t.name, rc.arm, rc.seed, config_to_json(rc)});
-  impl.init(path, per_arm_seed.front());
+  const std::string init = policy_init(per_arm_seed.front(), k.runs, {});
+  if (!init.empty()) k.checkpoints.push_back({k.runs.front().id, -1, "policy_init", init});
+  impl.init(path, per_arm_seed.front(), k, init);
+  impl.campaign_id = k.campaign_id;
   store::write_campaign(path, k);  // the file exists from the start: tasks, runs, no generation yet
+  impl.s.file = store::CampaignWriter::open(path);
   return c;
 }
 
-CampaignConfig Campaign::stored_config(const std::string& path) {
-  store::CampaignContents k = store::read_campaign(path);
+namespace {
+
+// What a resume reads before deciding how to go on: the header, tasks, runs, generations and the
+// checkpoints' rows (with the policy_init bytes only).
+store::CampaignContents read_head(const std::string& path) {
+  store::ReadOptions o;
+  o.sources = store::ReadOptions::Sources::none;
+  o.checkpoint_bytes = store::ReadOptions::Checkpoints::initial;
+  o.search_tables = false;
+  store::CampaignContents k = store::read_campaign(path, o);
   if (k.runs.empty()) throw InputError(Location{path, 0, 0}, "", "campaign file: holds no run");
-  return config_from_json(k.runs.front().config);
+  return k;
+}
+
+const store::ResumeState* state_of(const std::vector<store::ResumeState>& states, int generation) {
+  for (const store::ResumeState& st : states)
+    if (st.generation == generation) return &st;
+  return nullptr;
+}
+
+}  // namespace
+
+CampaignConfig Campaign::stored_config(const std::string& path) {
+  return config_from_json(read_head(path).runs.front().config);
+}
+
+// From the resume states: the runs' duplicate indexes from the file's variants; then, for the
+// overlapping loop, generation last+1 proposed again from the state after last-1 (what proposed
+// it) before the state after `last` is taken; for the serial loop, that state and the next
+// generation. False when the file has not the states this needs.
+bool Campaign::Impl::resume_from_states(int last) {
+  if (last < 0 || s.any_editor()) return false;
+  const std::vector<store::ResumeState> states = store::read_resume_states(s.path);
+  const bool serial = !s.config.llm.between_generations.empty();
+  const store::ResumeState* after_last = state_of(states, last);
+  const store::ResumeState* before = serial ? after_last : state_of(states, last - 1);
+  if (!after_last || !before) return false;
+  int64_t variants = 0;
+  store::scan_variant_keys(s.path, [&](const store::VariantKey& v) {
+    variants = std::max(variants, v.id + 1);
+    if (v.duplicate_of == -1 && v.run >= 0 && static_cast<size_t>(v.run) < s.runs.size())
+      s.runs[static_cast<size_t>(v.run)].by_hash.set(v.source_hash, v.id);
+  });
+  load_resume_state(s, before->bytes);
+  if (s.next_variant != variants)
+    throw InputError(Location{s.path, 0, 0}, "", "cannot resume: the resume state does not match the file's variants");
+  first_generation = last + 1;
+  if (serial) return true;
+  Batch b = generate(last + 1);
+  const int64_t proposed_to = s.next_variant;
+  load_resume_state(s, after_last->bytes);
+  if (s.next_variant != proposed_to)
+    throw InputError(Location{s.path, 0, 0}, "",
+                     "cannot resume: generation " + std::to_string(last + 1) +
+                         " does not re-derive as it was proposed; the templates or kevo changed since");
+  in_flight = std::move(b);  // empty when the campaign had ended
+  return true;
 }
 
 std::unique_ptr<Campaign> Campaign::resume(const std::string& path, VariantEvaluator& evaluator) {
   std::unique_ptr<Campaign> c(new Campaign());
   Impl& impl = *c->impl_;
   impl.evaluator = &evaluator;
-  store::CampaignContents& k = impl.s.contents;
-  k = store::read_campaign(path);
-  if (k.runs.empty()) throw InputError(Location{path, 0, 0}, "", "campaign file: holds no run");
-  const CampaignConfig config = config_from_json(k.runs.front().config);
-  if (k.templates_hash != mutate::templates_hash())
+  const store::CampaignContents head = read_head(path);
+  const CampaignConfig config = config_from_json(head.runs.front().config);
+  if (head.templates_hash != mutate::templates_hash())
     throw InputError(Location{path, 0, 0}, "",
-                     "cannot resume: the file was written with other kernel templates (kevo " + k.kevo_commit + ")");
-  impl.init(path, config);
-  impl.recording = recording_of(k);
-  for (size_t i = 0; i < k.sources.size(); ++i) impl.s.source_rows.emplace(k.sources[i].hash, i);
-  replay_samples(k, impl.s.runs, impl.llm_client.get());
+                     "cannot resume: the file was written with other kernel templates (kevo " + head.kevo_commit + ")");
+  impl.init(path, config, head, policy_init(config, head.runs, head.checkpoints));
+  impl.campaign_id = head.campaign_id;
+  SearchState& s = impl.s;
+  for (const store::CheckpointRecord& cp : head.checkpoints)
+    if (cp.kind == "policy") s.checkpointed.insert({cp.run, cp.generation});
+  impl.recording = recording_after(head.generations);
+  s.last_committed = impl.recording.through;
+  if (!impl.resume_from_states(impl.recording.through)) {
+    // Re-derive every generation the file holds, from the whole file.
+    impl.recording = recording_of(store::read_campaign(path));
+    const store::CampaignContents& k = *impl.recording.contents;
+    if (s.any_editor())
+      for (const store::SourceRecord& src : k.sources) s.editor_sources.emplace(src.hash, src.text);
+    s.llm_samples = static_cast<int64_t>(k.llm_samples.size());
+    for (const store::LlmSampleRecord& x : k.llm_samples)
+      s.llm_bad_replies += x.status == "bad_reply" || x.status == "edit_failed" || x.status == "rejected";
+    replay_samples(k, s.runs, impl.llm_client.get());
+  }
+  s.file = store::CampaignWriter::open(path);  // rolls a torn commit back; converts a kevo-campaign/1 file
   return c;
 }
 
@@ -330,6 +425,9 @@ void Campaign::run(const std::function<void(const Progress&)>& progress) {
   impl_->start = Clock::now();
   impl_->busy_at_start = impl_->evaluator->gpu_busy_seconds();
   impl_->loop(progress);
+  impl_->recording = Recording();
+  finish_checkpoints(impl_->s);
+  impl_->s.file->close();
 }
 
 }  // namespace kevo::search

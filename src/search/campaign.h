@@ -34,6 +34,7 @@ struct Progress {
   double seconds_left = 0;         // estimated
   LoopSeconds loop;                // this process
   bool replaying_file = false;     // re-deriving generations already in the file (resume)
+  double commit_seconds = 0;       // the generation's commit to the campaign file (0 when re-derived)
   // The llm arm: requests, failures by kind, tokens (this process).
   int64_t llm_requests = 0, llm_failed = 0, llm_rate_limited = 0, llm_timeouts = 0, llm_tokens = 0;
   int64_t llm_bad_replies = 0;     // completions that gave no child (unreadable, not applicable, rejected)
@@ -55,16 +56,19 @@ class Campaign {
                                                    const std::vector<std::string>& arms,
                                                    const std::vector<uint64_t>& seeds, VariantEvaluator& evaluator,
                                                    const std::string& command);
-  // Re-opens a campaign file: the configuration, tasks and runs (arm, seed) are the file's; the generations it holds
-  // are re-derived from its recordings (no evaluation) and the search continues after them.
+  // Re-opens a campaign file: the configuration, tasks and runs (arm, seed) are the file's; the search continues
+  // after the generations it holds, as if it had never stopped: from the state it kept after its last two, or
+  // (files without them) by re-deriving every generation from its recordings (no evaluation).
   static std::unique_ptr<Campaign> resume(const std::string& path, VariantEvaluator& evaluator);
   // The configuration stored in a campaign file (to build the matching evaluator before resume()).
   static CampaignConfig stored_config(const std::string& path);
 
   ~Campaign();
-  // Runs until every run's budget is spent, a limit is reached or the search space is exhausted.
+  // Runs until every run's budget is spent, a limit is reached or the search space is exhausted,
+  // then closes the file (read it with store::read_campaign).
   void run(const std::function<void(const Progress&)>& progress = {});
-  const store::CampaignContents& contents() const;
+  const std::string& path() const;
+  const std::string& campaign_id() const;  // the file's
 
  private:
   Campaign();

@@ -1,6 +1,7 @@
-// Committing a generation: its variants, sources, completions, measurements, the archives'
-// snapshot, each run's generation record and policy checkpoint appended to the campaign's
-// contents, and the campaign file rewritten (atomically: a crash loses at most this generation).
+// Committing a generation: what it added (its variants, the sources new to the file, completions,
+// measurements, the archives' snapshot, each run's generation record, the policies' checkpoints
+// the thinning rule keeps, and the search's resume state) appended to the campaign file, atomically:
+// a crash loses at most this generation.
 #pragma once
 
 #include <vector>
@@ -18,7 +19,16 @@ struct CommitTimes {
   int gpus = 0;
 };
 
+// Whether the file keeps the policies' checkpoints of generation `g` in /checkpoints: every
+// config.checkpoint_every-th (and the last, by finish_checkpoints). The resume states hold the
+// last two generations' whatever the rule.
+bool keeps_checkpoints(const CampaignConfig& config, int g);
+
 void commit(SearchState& s, const Batch& b, const std::vector<store::MeasurementRecord>& results,
             const CommitTimes& times);
+
+// When the campaign stops: each run's policy after the file's last generation, unless the file
+// holds it already.
+void finish_checkpoints(SearchState& s);
 
 }  // namespace kevo::search

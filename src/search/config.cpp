@@ -53,6 +53,7 @@ void validate(const CampaignConfig& c) {
   if (c.stagnation < 1) bad("--stagnation", "must be at least 1");
   if (c.occupancy_bands < 1 || c.occupancy_bands > 64) bad("--occupancy-bands", "must be between 1 and 64");
   if (c.dedupe_retries < 0) bad("--dedupe-retries", "must not be negative");
+  if (c.checkpoint_every < 0) bad("--checkpoint-every", "must not be negative");
   if (!make_reward(c.reward)) bad("--reward", "'" + c.reward + "': use bucketed or log_speedup");
   if (c.trials < 1 || c.trials > 1000) bad("--trials", "must be between 1 and 1000");
   if (!(c.max_seconds > 0)) bad("--max-seconds", "must be positive");
@@ -100,6 +101,7 @@ std::string config_to_json(const CampaignConfig& c) {
   j["max_seconds"] = c.max_seconds;
   j["torch_baseline"] = c.torch_baseline;
   j["llm"] = c.llm;  // the API key is not there: only the name of its variable
+  if (c.checkpoint_every != CampaignConfig{}.checkpoint_every) j["checkpoint_every"] = c.checkpoint_every;
   return j.dump();
 }
 
@@ -128,6 +130,7 @@ CampaignConfig config_from_json(const std::string& text) {
     c.max_seconds = j.at("max_seconds").get<double>();
     c.torch_baseline = j.at("torch_baseline").get<std::string>();
     if (j.contains("llm")) c.llm = j.at("llm").get<LlmSettings>();  // absent in files of kevo before the llm policy
+    c.checkpoint_every = j.value("checkpoint_every", c.checkpoint_every);
   } catch (const json::exception& e) {
     throw InputError(Location{}, "runs/config", std::string("not a campaign configuration: ") + e.what());
   }

@@ -48,6 +48,9 @@ struct CampaignConfig {
   int occupancy_bands = 4;             // MAP-Elites: cells are (space, occupancy band)
   int dedupe_retries = 8;              // re-proposals before a duplicate is accepted as such
   std::string reward = "bucketed";     // "bucketed" (-1 invalid, 0, 1 for >=5% over the parent, 2 for a new best) or "log_speedup"
+  // /checkpoints keeps the policies after every checkpoint_every-th generation (and the last);
+  // 0: the last only. Kept in the JSON only when not the default (files stay as they were).
+  int checkpoint_every = 10;
   std::vector<std::string> replay;     // replay files; empty: the GPU
   // The GPU evaluator's settings, kept so that `kevo resume` measures the same way.
   int trials = 2;                      // correctness trials per workload

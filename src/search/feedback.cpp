@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace kevo::search {
 
@@ -78,6 +79,25 @@ std::vector<policy::Feedback> notify_results(SearchState& s, Batch& b,
   }
   credit_samples(s, b, reward_of);
   return feedback;
+}
+
+void forget_outcomes(Run& run) {
+  if (run.editor) return;
+  std::set<int64_t> elites;
+  for (const Island& isl : run.islands)
+    for (const auto& [cell, e] : isl.archive.cells()) elites.insert(e.parent.variant);
+  for (auto it = run.outcomes.begin(); it != run.outcomes.end();)
+    it = elites.count(it->first) ? std::next(it) : run.outcomes.erase(it);
+}
+
+void outcomes_of_elites(Run& run) {
+  run.outcomes.clear();
+  for (const Island& isl : run.islands)
+    for (const auto& [cell, e] : isl.archive.cells()) {
+      Outcome& o = run.outcomes[e.parent.variant];
+      o.stats = e.parent;
+      o.valid = true;  // only valid measurements enter an archive
+    }
 }
 
 }  // namespace kevo::search

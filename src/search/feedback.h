@@ -19,4 +19,12 @@ namespace kevo::search {
 std::vector<policy::Feedback> notify_results(SearchState& s, Batch& b,
                                              const std::vector<store::MeasurementRecord>& results);
 
+// After a generation's update: a run without a source editor keeps only its islands' elites'
+// outcomes, the only ones its proposals look up (parents are elites), so that a long campaign's
+// memory does not grow with it. A run with one keeps all (its credits look up any variant).
+void forget_outcomes(Run& run);
+
+// The outcomes a run without a source editor keeps: its islands' elites', rebuilt from them.
+void outcomes_of_elites(Run& run);
+
 }  // namespace kevo::search

@@ -59,7 +59,7 @@ class Proposer {
     for (auto& v : part.variants) {
       v.id = id(v.id);
       v.duplicate_of = id(v.duplicate_of);
-      if (v.duplicate_of == -1) s_.runs[static_cast<size_t>(v.run)].by_hash[v.source_hash] = v.id;
+      if (v.duplicate_of == -1) s_.runs[static_cast<size_t>(v.run)].by_hash.set(v.source_hash, v.id);
     }
     for (auto& r : part.requests) r.variant = id(r.variant);
     for (auto& m : part.premade)
@@ -163,8 +163,8 @@ class Proposer {
     auto o = run.outcomes.find(p.variant);
     if (o == run.outcomes.end()) return;
     p.report = o->second.report;
-    auto src = s_.source_rows.find(o->second.hash);
-    if (src != s_.source_rows.end()) p.source = s_.contents.sources[src->second].text;
+    auto src = s_.editor_sources.find(o->second.hash);
+    if (src != s_.editor_sources.end()) p.source = src->second;
   }
 
   policy::Proposal seed_proposal(const Run& run, bool reseed, std::mt19937_64& rng) const {
@@ -202,7 +202,7 @@ class Proposer {
   // new variant to measure, 0 when it stayed a duplicate.
   int add(Batch& b, Run& run, int island, int g, policy::Proposal p, Island& isl, std::mt19937_64& rng) {
     Rendered r = render(run, p);
-    for (int attempt = 0; run.by_hash.count(r.hash) && attempt < s_.config.dedupe_retries &&
+    for (int attempt = 0; run.by_hash.contains(r.hash) && attempt < s_.config.dedupe_retries &&
                           p.op != mutate::Operator::Edit;
          ++attempt) {
       if (isl.archive.empty() || p.parents.empty()) {
@@ -232,9 +232,9 @@ class Proposer {
     v.parents = p.parents;
     v.op = mutate::to_string(p.op);
     v.log_prob = p.log_prob;
-    auto dup = run.by_hash.find(r.hash);
-    if (dup != run.by_hash.end()) {
-      v.duplicate_of = dup->second;
+    const int64_t dup = run.by_hash.find(r.hash);
+    if (dup != -1) {
+      v.duplicate_of = dup;
       run.duplicates++;
     }
     if (p.sample >= 0) {
@@ -246,7 +246,7 @@ class Proposer {
     b.parents.push_back(parent_of(run, p));
     b.proposals.push_back(std::move(p));
     if (v.duplicate_of != -1) return 0;
-    run.by_hash[r.hash] = v.id;
+    run.by_hash.set(r.hash, v.id);
     run.proposed++;
     EvalRequest req;
     req.task = run.task.get();

@@ -21,7 +21,10 @@ std::string genome_key(const std::string& task, const std::string& space, const 
 
 RecordedMeasurements::RecordedMeasurements(const std::vector<std::string>& files) : files_(files) {
   for (const std::string& f : files) {
-    store::for_each_measured(store::read_campaign(f), [&](const std::string& task, const store::VariantRecord& var,
+    store::ReadOptions measured_only;  // no sources, no checkpoints: a large file reads fast
+    measured_only.sources = store::ReadOptions::Sources::none;
+    measured_only.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
+    store::for_each_measured(store::read_campaign(f, measured_only), [&](const std::string& task, const store::VariantRecord& var,
                                                           const store::MeasurementRecord& m) {
       store::MeasurementRecord r = m;
       r.gpu = "replay:" + f + (m.gpu.empty() ? "" : " (" + m.gpu + ")");

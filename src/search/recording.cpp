@@ -5,17 +5,23 @@
 
 namespace kevo::search {
 
-Recording recording_of(const store::CampaignContents& k) {
+Recording recording_after(const std::vector<store::GenerationRecord>& generations) {
   Recording r;
-  for (const auto& g : k.generations) {
+  for (const auto& g : generations) {
     if (g.generation > r.through) {
       r.through = g.generation;
       r.wall_seconds = g.wall_seconds;
       r.gpu_busy_seconds = g.gpu_busy_seconds;
     }
   }
-  for (const auto& v : k.variants) r.variants[v.id] = &v;
-  for (const auto& m : k.measurements) r.measurements[m.variant] = &m;
+  return r;
+}
+
+Recording recording_of(store::CampaignContents contents) {
+  Recording r = recording_after(contents.generations);
+  r.contents = std::make_unique<const store::CampaignContents>(std::move(contents));
+  for (const auto& v : r.contents->variants) r.variants[v.id] = &v;
+  for (const auto& m : r.contents->measurements) r.measurements[m.variant] = &m;
   return r;
 }
 
@@ -58,8 +64,9 @@ void replay_samples(const store::CampaignContents& contents, std::vector<Run>& r
   if (client) client->add_usage(prompt_tokens, completion_tokens);
 }
 
-void restore_policies(const store::CampaignContents& contents, std::vector<Run>& runs, int g) {
-  for (const auto& c : contents.checkpoints)
+void restore_policies(const Recording& r, std::vector<Run>& runs, int g) {
+  if (!r.contents) return;
+  for (const auto& c : r.contents->checkpoints)
     if (c.generation == g && c.kind == "policy" && c.run >= 0 && c.run < static_cast<int>(runs.size()))
       runs[static_cast<size_t>(c.run)].policy->restore(c.bytes);
 }

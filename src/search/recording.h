@@ -1,10 +1,13 @@
-// Resume: what a campaign file recorded answers the generations it holds again, so that they
-// re-derive without evaluating anything; the policies continue from their checkpoints and source
-// editors from their recorded completions.
+// Resume by re-deriving: what a campaign file recorded answers the generations it holds again, so
+// that they re-derive without evaluating anything; the policies continue from their checkpoints
+// and source editors from their recorded completions. Used where the file's resume states cannot
+// serve (files of kevo-campaign/1, a crash in the first generations, campaigns with a source editor,
+// whose policy's state is more than its checkpoint); otherwise a resume starts from them.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,17 +18,20 @@
 
 namespace kevo::search {
 
-// Points into the contents it was made of: valid while generations up to `through` re-derive
-// (nothing is committed before they all have).
 struct Recording {
-  int through = -1;                            // generations up to this one are answered from the file
+  int through = -1;                               // generations up to this one are answered from the file
   double wall_seconds = 0, gpu_busy_seconds = 0;  // the file's cumulative figures after `through`
-  std::map<int64_t, const store::VariantRecord*> variants;
+  std::unique_ptr<const store::CampaignContents> contents;  // re-deriving: the whole file; else null
+  std::map<int64_t, const store::VariantRecord*> variants;  // into *contents
   std::map<int64_t, const store::MeasurementRecord*> measurements;
   bool covers(int generation) const { return generation <= through; }
 };
 
-Recording recording_of(const store::CampaignContents& contents);
+// The last generation `generations` hold, with its cumulative figures (through -1 when none).
+Recording recording_after(const std::vector<store::GenerationRecord>& generations);
+
+// Everything the whole file `contents` recorded, to re-derive its generations from the first.
+Recording recording_of(store::CampaignContents contents);
 
 // The recorded measurements of a re-derived batch, one per request. Throws InputError naming
 // `path` when a variant is not the one recorded (the templates or kevo changed since).
@@ -35,8 +41,8 @@ std::vector<store::MeasurementRecord> recorded_results(const Recording& r, const
 // the budget of `client` (null: no llm arm).
 void replay_samples(const store::CampaignContents& contents, std::vector<Run>& runs, policy::LlmClient* client);
 
-// Re-deriving generation `g`: the policies continue from the parameters they had after it (their
-// updates need not be bit-reproducible; the file's checkpoints are).
-void restore_policies(const store::CampaignContents& contents, std::vector<Run>& runs, int g);
+// Re-deriving generation `g`: the policies continue from the parameters they had after it, when
+// the file kept them (their updates need not be bit-reproducible; the file's checkpoints are).
+void restore_policies(const Recording& r, std::vector<Run>& runs, int g);
 
 }  // namespace kevo::search

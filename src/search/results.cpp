@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -11,6 +12,7 @@
 #include "mutate/mutation.h"
 #include "mutate/space.h"
 #include "search/ablation.h"
+#include "store/campaign_file.h"
 
 namespace kevo::search {
 
@@ -101,8 +103,8 @@ std::vector<BestVariant> best_variants(const store::CampaignContents& c, const s
   for (const auto& v : c.variants) variant[v.id] = &v;
   std::map<int32_t, const store::RunRecord*> run;
   for (const auto& r : c.runs) run[r.id] = &r;
-  std::map<std::string, const store::SourceRecord*> source;
-  for (const auto& s : c.sources) source[s.hash] = &s;
+  std::map<std::string, std::string> source;
+  for (const auto& s : c.sources) source[s.hash] = s.text;
   std::vector<BestVariant> out;
   for (const store::TaskRecord& t : c.tasks) {
     BestVariant b;
@@ -117,11 +119,22 @@ std::vector<BestVariant> best_variants(const store::CampaignContents& c, const s
       }
     }
     if (!b.measurement) continue;
+    out.push_back(std::move(b));
+  }
+  // The best variants' sources: read alone from the file when `c` was read without them.
+  std::set<std::string> missing;
+  for (const BestVariant& b : out)
+    if (!source.count(b.variant->source_hash)) missing.insert(b.variant->source_hash);
+  if (!missing.empty() && c.sources.empty())
+    for (auto& [hash, text] : store::read_sources(file, missing)) source[hash] = std::move(text);
+  for (BestVariant& b : out) {
+    const store::TaskRecord& t = *std::find_if(c.tasks.begin(), c.tasks.end(),
+                                               [&](const store::TaskRecord& x) { return x.name == b.run->task; });
     b.task = std::make_unique<Task>(parse_task(t.contract, t.name + ".json"));
     b.description = describe(*b.task, *b.variant);
     auto s = source.find(b.variant->source_hash);
     if (s != source.end()) {
-      b.source = s->second->text;
+      b.source = s->second;
     } else if (!b.variant->space.empty() && c.templates_hash == mutate::templates_hash()) {
       auto spaces = mutate::lower(*b.task);
       const mutate::DesignSpace* space = mutate::find_space(spaces, b.variant->space);
@@ -131,7 +144,6 @@ std::vector<BestVariant> best_variants(const store::CampaignContents& c, const s
       throw InputError(Location{file, 0, 0}, "",
                        "the best variant of " + t.name + " (" + b.description +
                            ") has no source in the file and this kevo's templates differ from the campaign's");
-    out.push_back(std::move(b));
   }
   return out;
 }

@@ -12,25 +12,6 @@ namespace kevo::search {
 
 namespace {
 
-// The checkpoint learned arms start from: the one kept in the file, else config.policy_init's
-// bytes (then kept); empty when no arm is learned or none is given.
-std::string policy_init(const CampaignConfig& config, store::CampaignContents& contents) {
-  bool any_learned = false;
-  for (const store::RunRecord& rec : contents.runs) any_learned = any_learned || policy::arm_is_learned(rec.arm, config.llm.mix);
-  if (!any_learned || config.policy_init.empty()) return {};
-  auto kept = std::find_if(contents.checkpoints.begin(), contents.checkpoints.end(),
-                           [](const store::CheckpointRecord& c) { return c.kind == "policy_init"; });
-  const bool stored = kept != contents.checkpoints.end();
-  std::string init = stored ? kept->bytes : read_input_file(config.policy_init);
-  try {
-    policy::check_checkpoint(init);
-  } catch (const std::runtime_error& e) {
-    throw InputError(Location{config.policy_init, 0, 0}, "--policy-init", e.what());
-  }
-  if (!stored) contents.checkpoints.push_back({contents.runs.front().id, -1, "policy_init", init});
-  return init;
-}
-
 // The run's policy; the llm arm's client is made on first need. A learned policy's initial
 // parameters derive from the run's seed and its task's position.
 std::unique_ptr<policy::Policy> policy_of(const Run& run, const CampaignConfig& config, const std::string& init,
@@ -53,22 +34,38 @@ std::unique_ptr<policy::Policy> policy_of(const Run& run, const CampaignConfig& 
 
 }  // namespace
 
-std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config, store::CampaignContents& contents,
-                           std::shared_ptr<policy::LlmClient>& llm_client) {
-  const std::string init = policy_init(config, contents);
+std::string policy_init(const CampaignConfig& config, const std::vector<store::RunRecord>& runs,
+                        const std::vector<store::CheckpointRecord>& checkpoints) {
+  bool any_learned = false;
+  for (const store::RunRecord& rec : runs) any_learned = any_learned || policy::arm_is_learned(rec.arm, config.llm.mix);
+  if (!any_learned || config.policy_init.empty()) return {};
+  auto kept = std::find_if(checkpoints.begin(), checkpoints.end(),
+                           [](const store::CheckpointRecord& c) { return c.kind == "policy_init"; });
+  std::string init = kept != checkpoints.end() ? kept->bytes : read_input_file(config.policy_init);
+  try {
+    policy::check_checkpoint(init);
+  } catch (const std::runtime_error& e) {
+    throw InputError(Location{config.policy_init, 0, 0}, "--policy-init", e.what());
+  }
+  return init;
+}
+
+std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config,
+                           const std::vector<store::TaskRecord>& tasks, const std::vector<store::RunRecord>& records,
+                           const std::string& init, std::shared_ptr<policy::LlmClient>& llm_client) {
   std::vector<Run> runs;
-  for (const store::RunRecord& rec : contents.runs) {
+  for (const store::RunRecord& rec : records) {
     Run r;
     r.id = rec.id;
     r.arm = rec.arm;
     r.seed = rec.seed;
     r.task_index = -1;
-    for (size_t i = 0; i < contents.tasks.size(); ++i)
-      if (contents.tasks[i].name == rec.task) r.task_index = static_cast<int>(i);
+    for (size_t i = 0; i < tasks.size(); ++i)
+      if (tasks[i].name == rec.task) r.task_index = static_cast<int>(i);
     if (r.task_index < 0 || r.id != static_cast<int>(runs.size()))
       throw InputError(Location{path, 0, 0}, "runs", "run " + std::to_string(rec.id) + " of task '" + rec.task +
                                                          "' does not match the file's tasks");
-    const store::TaskRecord& t = contents.tasks[static_cast<size_t>(r.task_index)];
+    const store::TaskRecord& t = tasks[static_cast<size_t>(r.task_index)];
     r.task = std::make_unique<Task>(parse_task(t.contract, t.name + ".json"));
     r.spaces = mutate::lower(*r.task);
     if (r.spaces.empty())

@@ -15,6 +15,7 @@
 #include "policy/policy.h"
 #include "policy/source_editor.h"
 #include "search/config.h"
+#include "search/hash_index.h"
 #include "search/islands.h"
 #include "search/outcome.h"
 #include "store/records.h"
@@ -31,7 +32,9 @@ struct Run {
   std::unique_ptr<policy::Policy> policy;
   policy::SourceEditor* editor = nullptr;  // the policy's source-editing side; null when it has none
   std::vector<Island> islands;
-  std::map<std::string, int64_t> by_hash;  // measured or in flight
+  HashIndex by_hash;  // source hash -> the run's first variant with it (measured or in flight)
+  // Measured variants as later generations see them: a run with a source editor keeps all (its
+  // prompts and credits look any up); any other run only its elites' (all its proposals look up).
   std::map<int64_t, Outcome> outcomes;
   int64_t proposed = 0, evaluations = 0, unmeasured = 0, duplicates = 0;
   double best = 0;
@@ -41,14 +44,20 @@ struct Run {
   int idle_generations = 0;  // generations in a row without a new variant
 };
 
-// The runs of `contents` (its tasks and run records), each with its arm's policy; the llm arm's
-// client is made on first need into `llm_client` (one for every run: one concurrency limit, one
-// budget). The checkpoint learned arms start from (config.policy_init) is kept in `contents`
-// (generation -1, kind "policy_init") and read from there when present, so that a resume does not
-// depend on the file it was read from. Throws InputError for runs that do not match the tasks, a
-// task no space serves or a bad checkpoint.
-std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config, store::CampaignContents& contents,
-                           std::shared_ptr<policy::LlmClient>& llm_client);
+// The checkpoint learned arms start from: the one the campaign file keeps (`checkpoints`' row of
+// kind "policy_init", generation -1), else config.policy_init's bytes (the caller keeps them in
+// the file, so that a resume does not depend on that file); empty when no arm of `runs` is
+// learned or none is given. Throws InputError for a checkpoint that is not a learned policy's.
+std::string policy_init(const CampaignConfig& config, const std::vector<store::RunRecord>& runs,
+                        const std::vector<store::CheckpointRecord>& checkpoints);
+
+// The runs of a campaign's tasks and run records, each with its arm's policy (learned ones from
+// `init`); the llm arm's client is made on first need into `llm_client` (one for every run: one
+// concurrency limit, one budget). Throws InputError for runs that do not match the tasks or a task
+// no space serves.
+std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config,
+                           const std::vector<store::TaskRecord>& tasks, const std::vector<store::RunRecord>& records,
+                           const std::string& init, std::shared_ptr<policy::LlmClient>& llm_client);
 
 // The search's state the run's policy may condition on, at generation `g`.
 policy::Context context_of(const Run& run, int g, const CampaignConfig& config, const std::string& target);

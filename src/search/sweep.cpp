@@ -19,6 +19,7 @@
 #include "search/build_info.h"
 #include "search/campaign.h"
 #include "store/campaign_file.h"
+#include "store/campaign_writer.h"
 
 namespace kevo::search {
 
@@ -121,7 +122,10 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
   struct stat st;
   const bool continuing = ::stat(path.c_str(), &st) == 0;
   if (continuing) {
-    k = store::read_campaign(path);
+    store::ReadOptions o;  // the source texts stay in the file: their hashes say which are there
+    o.sources = store::ReadOptions::Sources::hashes;
+    o.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
+    k = store::read_campaign(path, o);
   } else {
     k.campaign_id = sha256_hex(path + now_iso()).substr(0, 16);
     k.kevo_version = kevo_version();
@@ -143,6 +147,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     double best = 0;
   };
   std::vector<Job> jobs;
+  store::CampaignDelta added;      // tasks and runs new to the file
   std::set<std::string> recorded;  // run|space|genome
   std::map<int64_t, int32_t> run_of_variant;
   for (const auto& v : k.variants) {
@@ -158,7 +163,10 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     auto known = std::find_if(k.tasks.begin(), k.tasks.end(), [&](const auto& t) { return t.name == j.task->name; });
     if (known != k.tasks.end() && known->sha256 != sha256_hex(text))
       throw InputError(Location{f, 0, 0}, "", "task '" + j.task->name + "' differs from the one " + path + " holds");
-    if (known == k.tasks.end()) k.tasks.push_back({j.task->name, text, sha256_hex(text)});
+    if (known == k.tasks.end()) {
+      k.tasks.push_back({j.task->name, text, sha256_hex(text)});
+      added.tasks.push_back(k.tasks.back());
+    }
     auto run = std::find_if(k.runs.begin(), k.runs.end(), [&](const auto& r) { return r.task == j.task->name; });
     if (run == k.runs.end()) {
       store::RunRecord r;
@@ -168,6 +176,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
       r.seed = config.seed;
       r.config = "{\"limit\":" + std::to_string(config.limit) + ",\"seed\":" + std::to_string(config.seed) + "}";
       k.runs.push_back(r);
+      added.runs.push_back(r);
       run = k.runs.end() - 1;
     }
     j.run = run->id;
@@ -203,7 +212,17 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
   for (const auto& g : k.generations) generation = std::max(generation, g.generation + 1);
   std::set<std::string> stored_sources;
   for (const auto& s : k.sources) stored_sources.insert(s.hash);
-  if (!continuing) store::write_campaign(path, k, wo);
+  if (!continuing) {
+    k.tasks = added.tasks;
+    k.runs = added.runs;
+    store::write_campaign(path, k, wo);
+    added = {};
+  }
+  k.variants.clear();  // what the batches need of the file is counted above
+  k.measurements.clear();
+  k.sources.clear();
+  std::unique_ptr<store::CampaignWriter> file = store::CampaignWriter::open(path, wo);
+  if (!added.tasks.empty() || !added.runs.empty()) file->commit(added);
 
   // Batches: the task's genomes in order, `batch` at a time, task after task.
   struct Batch {
@@ -265,18 +284,19 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     ++handed.collected;  // a collect() that throws has taken its batch too
     std::vector<store::MeasurementRecord> results = evaluator.collect();
     Job& j = jobs[b.job];
+    store::CampaignDelta d;
     for (size_t i = 0; i < results.size(); ++i) {
       b.variants[i].generation = generation;
-      k.variants.push_back(b.variants[i]);
+      d.variants.push_back(b.variants[i]);
       if (config.sources && stored_sources.insert(b.requests[i].source_hash).second)
-        k.sources.push_back({b.requests[i].source_hash, b.requests[i].source});
+        d.sources.push_back({b.requests[i].source_hash, b.requests[i].source});
       results[i].variant = b.variants[i].id;
       if (results[i].status == "ok") {
         j.ok++;
         j.best = std::max(j.best, results[i].fitness);
       }
       j.measured++;
-      k.measurements.push_back(std::move(results[i]));
+      d.measurements.push_back(std::move(results[i]));
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     store::GenerationRecord g;
@@ -287,8 +307,8 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     g.wall_seconds = elapsed;
     g.gpu_busy_seconds = evaluator.gpu_busy_seconds() - busy0;
     g.gpus = evaluator.gpus();
-    k.generations.push_back(g);
-    store::write_campaign(path, k, wo);
+    d.generations.push_back(g);
+    file->commit(d);
     if (progress) {
       SweepProgress p;
       p.task = j.task->name;

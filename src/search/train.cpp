@@ -96,7 +96,10 @@ std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig
   // is fitted again to everything measured.
   Landscape landscape;
   for (const std::string& task : task_files) landscape.add_task(task);
-  for (const std::string& f : config.replay) landscape.add(store::read_campaign(f));
+  store::ReadOptions measured_only;
+  measured_only.sources = store::ReadOptions::Sources::none;
+  measured_only.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
+  for (const std::string& f : config.replay) landscape.add(store::read_campaign(f, measured_only));
   if (landscape.size() >= 2) {
     if (!config.policy_init.empty()) policy = read_input_file(config.policy_init);
     try {
@@ -115,7 +118,9 @@ std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig
       ::unlink(campaign_path.c_str());
       auto campaign = Campaign::create(campaign_path, c, {task}, evaluator, "kevo train-policy");
       campaign->run();
-      const store::CampaignContents& k = campaign->contents();
+      store::ReadOptions no_sources;
+      no_sources.sources = store::ReadOptions::Sources::none;
+      const store::CampaignContents k = store::read_campaign(campaign_path, no_sources);
       const store::CheckpointRecord* last = nullptr;
       for (const auto& cp : k.checkpoints)
         if (cp.kind == "policy" && (!last || cp.generation >= last->generation)) last = &cp;

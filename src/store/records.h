@@ -120,9 +120,10 @@ struct LlmSampleRecord {
   double reward = 0;              // the run's reward (its config names it); invalid: the lowest
 };
 
-// Everything a campaign file holds. The search keeps one of these in memory and the store
-// writes it whole on every commit.
+// Everything a campaign file holds (what a reader asked for of it). The search does not keep
+// one: it appends each generation's rows (store/campaign_writer.h).
 struct CampaignContents {
+  std::string schema;             // the file's kevo_schema, as read (a writer writes its own)
   std::string campaign_id;        // random hex, fixed at creation
   std::string kevo_version, kevo_commit, created;  // created: ISO 8601 UTC
   std::string templates_hash;     // hex SHA-256 of the embedded templates (renders depend on it)

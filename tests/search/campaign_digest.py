@@ -6,8 +6,8 @@ Usage: campaign_digest.py CAMPAIGN.h5
 Prints every table row by row, leaving out what differs between two runs of the same search
 (the campaign id, the creation time, the commit and command line, wall and GPU-busy seconds) and
 what follows from the template texts rather than from the search (source texts, prompts and their
-token counts): source hashes become their order of first appearance, checkpoints their SHA-256,
-loopback ports (a test server's) "PORT".
+token counts), and kevo's resume states: source hashes become their order of first appearance,
+checkpoints their SHA-256, loopback ports (a test server's) "PORT".
 Two files of the same search print the same text.
 """
 import hashlib
@@ -54,7 +54,7 @@ def main(path):
         for a in KEPT_ATTRS:
             print("attr %s %s" % (a, f.attrs[a].decode()))
         for table in sorted(f):
-            if table == "sources":
+            if table in ("sources", "resume"):  # texts; the search's state for kevo resume
                 continue
             cols = columns(f[table])
             names = sorted(n for n in cols if (table, n) not in SKIPPED_COLUMNS)

@@ -3,9 +3,12 @@
 // interrupted mid-generation finishing with the same archive as one that never stopped.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -14,6 +17,7 @@
 #include "mutate/mutation.h"
 #include "search/sweep.h"
 #include "store/campaign_file.h"
+#include "store/campaign_writer.h"
 #include "tests/search/synthetic_evaluator.h"
 #include "tests/support/temp_path.h"
 
@@ -203,6 +207,68 @@ TEST(Campaign, ResumeAfterACrashMidGenerationFinishesWithTheUninterruptedArchive
     // Only what the crash lost was measured again.
     EXPECT_EQ(partial.measurements.size() + rest.requests.size(), 120u);
   }
+}
+
+// A resume continues from the search's states the file keeps after its last two generations: no
+// generation is re-derived (none is reported as replayed). A file that has not two of them (a
+// crash in the second generation) re-derives what it holds. Either way the campaign ends as the
+// uninterrupted one.
+TEST(Campaign, ResumeStartsFromTheKeptStatesWithoutReDerivingGenerations) {
+  testing::SyntheticEvaluator whole;
+  const Fingerprint expected = fingerprint(run_campaign(small_config(), whole));
+  for (int crash_at : {1, 3}) {
+    const std::string path = temp_path("states.h5");
+    testing::SyntheticEvaluator crashing;
+    crashing.fail_after = crash_at;
+    EXPECT_THROW(Campaign::create(path, small_config(), kTasks, crashing, "test")->run(), std::runtime_error);
+    testing::SyntheticEvaluator rest;
+    int replayed = 0, reports = 0;
+    Campaign::resume(path, rest)->run([&](const Progress& p) {
+      replayed += p.replaying_file;
+      ++reports;
+    });
+    EXPECT_TRUE(expected == fingerprint(store::read_campaign(path))) << "crash after " << crash_at << " batches";
+    EXPECT_EQ(replayed, crash_at == 1 ? 1 : 0) << "crash after " << crash_at << " batches";
+    EXPECT_GT(reports, 0);
+  }
+}
+
+// A campaign killed (SIGKILL) at file operations spread over all its commits, torn commits
+// included, and resumed finishes as the uninterrupted campaign, having measured again only what
+// the kill lost.
+TEST(Campaign, KilledInsideItsCommitsAndResumedFinishesAsTheUninterruptedCampaign) {
+  testing::SyntheticEvaluator whole;
+  const std::string whole_path = temp_path("whole.h5");
+  store::kill_at_file_operation_for_testing(0);
+  const Fingerprint expected = fingerprint(run_campaign(small_config(), whole, whole_path));
+  const int64_t operations = store::kill_at_file_operation_for_testing(0);
+  ASSERT_GT(operations, 50);
+  int resumed = 0;
+  for (int64_t at = 5; at < operations; at += operations / 11) {
+    SCOPED_TRACE("killed at file operation " + std::to_string(at) + " of " + std::to_string(operations));
+    const std::string path = temp_path("killed.h5");
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      testing::SyntheticEvaluator ev;
+      store::kill_at_file_operation_for_testing(at);
+      try {
+        Campaign::create(path, small_config(), kTasks, ev, "test")->run();
+      } catch (...) {
+      }
+      ::_exit(3);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "not killed";
+    if (!std::filesystem::exists(path)) continue;  // killed while the file was first written
+    const size_t measured = store::read_campaign(path).measurements.size();
+    testing::SyntheticEvaluator rest;
+    Campaign::resume(path, rest)->run();
+    EXPECT_TRUE(expected == fingerprint(store::read_campaign(path)));
+    EXPECT_EQ(measured + rest.requests.size(), 120u) << "measured twice, or never";
+    ++resumed;
+  }
+  EXPECT_GE(resumed, 9);
 }
 
 TEST(Campaign, RefusesBadConfigurationsAndAnExistingFile) {

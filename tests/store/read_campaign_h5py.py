@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Reads campaign files with h5py exactly as docs/campaign-file.md tells users to.
 
-    read_campaign_h5py.py DOC SAMPLE EMPTY
+    read_campaign_h5py.py DOC SAMPLE APPENDED EMPTY
 
 DOC is docs/campaign-file.md: every dataset and root attribute it lists (table rows that start
-with a backquoted name) must exist in both files with the documented dtype, and the files must
-hold nothing it does not list. SAMPLE is the campaign of tests/store/sample_campaign.h, whose
-values are checked; EMPTY has no rows. Exits 77 (ctest SKIP) when h5py is missing.
+with a backquoted name) must exist in the files with the documented dtype, and the files must
+hold nothing it does not list. SAMPLE is the campaign of tests/store/sample_campaign.h written
+whole, whose values are checked; APPENDED the same campaign appended a generation at a time (it
+reads the same, and keeps its last two resume states); EMPTY has no rows. Exits 77 (ctest SKIP)
+when h5py is missing.
 """
 import hashlib
 import json
@@ -62,7 +64,7 @@ def check_layout(f, label, datasets, attributes):
         if name in f.attrs:
             check(isinstance(f.attrs[name], (bytes, np.bytes_)), f"{label}: attribute {name} is not a string")
     check(set(f.attrs) == set(attributes), f"{label}: root attributes {sorted(f.attrs)} != documented")
-    check(f.attrs.get("kevo_schema") == b"kevo-campaign/1", f"{label}: kevo_schema is {f.attrs.get('kevo_schema')}")
+    check(f.attrs.get("kevo_schema") == b"kevo-campaign/2", f"{label}: kevo_schema is {f.attrs.get('kevo_schema')}")
 
     found = set()
     f.visititems(lambda name, obj: found.add("/" + name) if isinstance(obj, h5py.Dataset) else None)
@@ -82,6 +84,9 @@ def check_layout(f, label, datasets, attributes):
             check(ds.dtype == np.dtype(TYPES[dtype]).newbyteorder("<"), f"{label}: {name} is {ds.dtype}, not {dtype}")
         check("kevo_checksum" in ds.attrs, f"{label}: {name} has no kevo_checksum")
         table = name.split("/")[1]
+        if table == "resume":
+            check("generation" in ds.attrs, f"{label}: {name} has no generation")
+            continue
         if not name.endswith("_data"):
             tables.setdefault(table, {})[name] = ds.shape[0]
     for table, lengths in tables.items():
@@ -151,16 +156,22 @@ def check_sample(f):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         print(__doc__)
         return 2
-    doc, sample, empty = sys.argv[1:]
+    doc, sample, appended, empty = sys.argv[1:]
     datasets, attributes = documented(doc)
     check(len(datasets) > 60 and len(attributes) == 7,
           f"{doc}: found {len(datasets)} datasets and {len(attributes)} attributes in its tables")
     with h5py.File(sample, "r") as f:
         check_layout(f, "sample", datasets, attributes)
         check_sample(f)
+    with h5py.File(appended, "r") as f:
+        check_layout(f, "appended", datasets, attributes)
+        check_sample(f)
+        slots = sorted((int(f["resume"][s].attrs["generation"]), f["resume"][s][:].tobytes()) for s in f["resume"])
+        check(slots == [(3, b"state after generation 3"), (4, b"state after generation 4")],
+              f"appended: resume states {slots}")
     with h5py.File(empty, "r") as f:
         tables = check_layout(f, "empty", datasets, attributes)
         check(all(n == 0 for cols in tables.values() for n in cols.values()), "empty: a table has rows")
