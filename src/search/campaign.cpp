@@ -88,7 +88,7 @@ struct Campaign::Impl {
     s.parents = make_parent_selection(config.selection, config.tournament);
     s.reward = make_reward(config.reward);
     s.target = evaluator->gpu_name();
-    s.runs = make_runs(path, config, head.tasks, head.runs, init, llm_client);
+    s.runs = make_runs(path, config, head.tasks, head.runs, init, evaluator->target_arch(), llm_client);
   }
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }

@@ -65,6 +65,10 @@ class VariantEvaluator {
     return s;
   }
   virtual std::string gpu_name() const { return {}; }
+  // The architecture its candidates are built for ("sm_90a"): campaigns lower their tasks for it, so
+  // a knob value the manifest allows only elsewhere (wgmma off Hopper) is never proposed. Empty where
+  // nothing is built for a real GPU (replay and simulated GPUs, whose searches stay the recordings').
+  virtual std::string target_arch() const { return {}; }
   virtual EngineFigures figures() const { return {}; }  // thread-safe
 
  private:

@@ -59,6 +59,7 @@ class GpuEvaluator : public VariantEvaluator, private MeasuringBackend {
   }
   int gpus() const override { return runner_->gpus(); }
   std::string gpu_name() const override { return runner_->device_name() + " (" + runner_->arch() + ")"; }
+  std::string target_arch() const override { return runner_->arch(); }
   EngineFigures figures() const override {
     EngineFigures f = pipeline_->figures();
     eval::EvalStats s = runner_->stats();

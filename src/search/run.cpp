@@ -52,7 +52,8 @@ std::string policy_init(const CampaignConfig& config, const std::vector<store::R
 
 std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config,
                            const std::vector<store::TaskRecord>& tasks, const std::vector<store::RunRecord>& records,
-                           const std::string& init, std::shared_ptr<policy::LlmClient>& llm_client) {
+                           const std::string& init, const std::string& arch,
+                           std::shared_ptr<policy::LlmClient>& llm_client) {
   std::vector<Run> runs;
   for (const store::RunRecord& rec : records) {
     Run r;
@@ -67,7 +68,7 @@ std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config
                                                          "' does not match the file's tasks");
     const store::TaskRecord& t = tasks[static_cast<size_t>(r.task_index)];
     r.task = std::make_unique<Task>(parse_task(t.contract, t.name + ".json"));
-    r.spaces = mutate::lower(*r.task);
+    r.spaces = mutate::lower(*r.task, arch);
     if (r.spaces.empty())
       throw InputError(Location{t.name, 0, 0}, "", "no design space serves this task (see kevo space)");
     r.policy = policy_of(r, config, init, llm_client);

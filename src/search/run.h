@@ -53,11 +53,13 @@ std::string policy_init(const CampaignConfig& config, const std::vector<store::R
 
 // The runs of a campaign's tasks and run records, each with its arm's policy (learned ones from
 // `init`); the llm arm's client is made on first need into `llm_client` (one for every run: one
-// concurrency limit, one budget). Throws InputError for runs that do not match the tasks or a task
-// no space serves.
+// concurrency limit, one budget). Spaces are lowered for `arch` (the evaluator's target; empty:
+// every architecture's knob values). Throws InputError for runs that do not match the tasks or a
+// task no space serves.
 std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config,
                            const std::vector<store::TaskRecord>& tasks, const std::vector<store::RunRecord>& records,
-                           const std::string& init, std::shared_ptr<policy::LlmClient>& llm_client);
+                           const std::string& init, const std::string& arch,
+                           std::shared_ptr<policy::LlmClient>& llm_client);
 
 // The search's state the run's policy may condition on, at generation `g`.
 policy::Context context_of(const Run& run, int g, const CampaignConfig& config, const std::string& target);

@@ -180,7 +180,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
       run = k.runs.end() - 1;
     }
     j.run = run->id;
-    j.spaces = mutate::lower(*j.task);
+    j.spaces = mutate::lower(*j.task, evaluator.target_arch());
     if (j.spaces.empty()) throw InputError(Location{f, 0, 0}, "", "no design space serves this task (see kevo space)");
     std::vector<mutate::Genome> genomes = sweep_genomes(j.spaces, config.limit, config.seed, config.fix);
     if (genomes.empty())
