@@ -71,7 +71,10 @@ Measurement EvaluationRun::run() {
   try {
     evaluate();
   } catch (const std::exception& e) {
-    fail({EvalStatus::InternalError, std::string("kevo: ") + e.what()});
+    // One line: LibTorch's errors (a CUDA allocation that failed in the oracle, say) append a
+    // backtrace of dozens of lines after the message.
+    const std::string what = e.what();
+    fail({EvalStatus::InternalError, "kevo: " + what.substr(0, what.find('\n'))});
   }
   m_.wall_seconds = seconds_since(start);
   return m_;
