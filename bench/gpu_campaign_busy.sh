@@ -5,16 +5,17 @@
 # wall time and evaluations per minute, then kevo's own engine summary (busy per GPU, CPU per
 # evaluation, where the loop's thread and the builds spent their time).
 #
-#   KEVO_COMMIT=<hash> bench/gpu_campaign_busy.sh          one GPU (GPU 0), under ~8 minutes with the build
+#   KEVO_COMMIT=<hash> bench/gpu_campaign_busy.sh          one GPU (GPU 0), under ~10 minutes with the build
 #   GPUS=0,1 BUILD=0 bench/gpu_campaign_busy.sh            the same campaign on two GPUs, kevo already built
 #
 # The task: tasks/05_layer_norm.json, the development task with the smallest workload (16x64x256x256
 # fp32, 570 MB per draw, where most tasks move 4-15 GB; kernels of 0.28 ms (the best found) to a few
 # ms; its evaluations took 0.14 s (median) in results/campaigns/h200-floor.h5, before the integrity
-# checks of issue 17 added their share) and 16,848 legal genomes, so 2,000 evaluations are 2,000
-# distinct candidates. One correctness trial and 0.3 s of timing per workload keep 2,000 evaluations
-# near 4 minutes. Environment: GPUS (0), TASKS, BUDGET (2000, per task), POPULATION (16) and ISLANDS
-# (2) per task and generation, TRIALS (1), MAX_SECONDS (0.3), SECONDS_LEFT (270: the campaign stops
+# checks of issue 17 added their share: 0.22 s on 2026-12-03, 275 evaluations/min at 0.05 s of timing)
+# and 16,848 legal genomes, so 2,000 evaluations are 2,000 distinct candidates. One correctness trial
+# and 0.05 s of timing per workload keep 2,000 evaluations near 7.5 minutes, under 10 with the build.
+# Environment: GPUS (0), TASKS, BUDGET (2000, per task), POPULATION (16) and ISLANDS
+# (2) per task and generation, TRIALS (1), MAX_SECONDS (0.05), SECONDS_LEFT (450: the campaign stops
 # proposing after this long, so the call ends in time; it then says how many evaluations it
 # reached: run it again with BUILD=0 and more time), BUILD (1), OUT (bench-out/gpu_campaign_busy).
 set -euo pipefail
@@ -35,8 +36,8 @@ fi
 
 file=$out/campaign-gpus-${gpus//,/_}.h5
 "$build/kevo" run $tasks --out "$file" --force --gpus "$gpus" --budget-evals "$budget" \
-  --population "${POPULATION:-16}" --islands "${ISLANDS:-2}" --trials "${TRIALS:-1}" --max-seconds "${MAX_SECONDS:-0.3}" \
-  --budget-seconds "${SECONDS_LEFT:-270}" --seed 1 > "$out/run.log" 2>&1 || { tail -20 "$out/run.log"; exit 1; }
+  --population "${POPULATION:-16}" --islands "${ISLANDS:-2}" --trials "${TRIALS:-1}" --max-seconds "${MAX_SECONDS:-0.05}" \
+  --budget-seconds "${SECONDS_LEFT:-450}" --seed 1 > "$out/run.log" 2>&1 || { tail -20 "$out/run.log"; exit 1; }
 
 # From the campaign file: every run's last generation carries the campaign's wall time, the GPUs'
 # busy seconds (summed over GPUs) and the GPU count; the measurements are the evaluations.
