@@ -5,6 +5,7 @@
 // states, every variant's duplicate key), the time `kevo report` needs (every table but the
 // sources), and the file's size. Commit times over the whole run go to DIR/commits.csv.
 //   campaign_write_bench [DIR] [--no-sync] [N...]      (default: /tmp, 10000 100000 1000000)
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -135,6 +136,26 @@ double percentile(std::vector<double> v, double p) {
   return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
+// The disk's floor for a commit: the median time to write `bytes` to a new file and sync it
+// (8 times, in `dir`). A durable commit must at least make a generation's bytes durable, so on a
+// slow or shared disk its wall time follows this, whatever the campaign file's size.
+double write_and_sync_ms(const std::string& dir, size_t bytes) {
+  const std::string probe = dir + "/campaign_write_bench.sync";
+  const std::string block(bytes, 'k');
+  std::vector<double> t;
+  for (int i = 0; i < 8; ++i) {
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) break;
+    const auto t0 = Clock::now();
+    const bool good = ::pwrite(fd, block.data(), block.size(), 0) == static_cast<ssize_t>(block.size()) && ::fsync(fd) == 0;
+    t.push_back(ms_since(t0));
+    ::close(fd);
+    if (!good) return -1;
+  }
+  std::filesystem::remove(probe);
+  return t.empty() ? -1 : percentile(t, 0.5);
+}
+
 // What a resume reads, and what a report reads, each in a fresh process (times printed by it).
 void time_reads(const std::string& path) {
   pid_t pid = fork();
@@ -195,11 +216,11 @@ int main(int argc, char** argv) {
   std::ofstream csv(dir + "/commits.csv");
   csv << "generation,variants,commit_ms,commit_cpu_ms,file_mb\n";
   std::printf("%s commits (%s)\n\n| variants | commit per generation: median (p90), CPU median | open and read for resume | "
-              "read for a report (no sources) | file MB |\n|---|---|---|---|---|\n",
+              "read for a report (no sources) | file MB | its growth per commit, written and synced alone |\n|---|---|---|---|---|---|\n",
               path.c_str(), o.durable ? "durable: synced" : "not synced");
   std::fflush(stdout);
   auto writer = CampaignWriter::open(path, o);
-  std::vector<double> wall, cpu;
+  std::vector<double> wall, cpu, bytes{static_cast<double>(std::filesystem::file_size(path))};  // bytes: after each commit
   int g = 0;
   for (int n : sizes) {
     for (; (g + 1) * kPerGeneration <= n; ++g) {
@@ -209,6 +230,7 @@ int main(int argc, char** argv) {
       writer->commit(d);
       wall.push_back(ms_since(t0));
       cpu.push_back(cpu_ms() - c0);
+      bytes.push_back(static_cast<double>(std::filesystem::file_size(path)));
       csv << g << "," << (g + 1) * kPerGeneration << "," << wall.back() << "," << cpu.back() << ","
           << std::filesystem::file_size(path) / 1e6 << "\n";
     }
@@ -218,7 +240,8 @@ int main(int argc, char** argv) {
                 percentile(c, 0.5));
     std::fflush(stdout);
     time_reads(path);
-    std::printf(" | %.0f |\n", std::filesystem::file_size(path) / 1e6);
+    const size_t growth = static_cast<size_t>((bytes.back() - bytes[bytes.size() - 1 - k]) / static_cast<double>(k));
+    std::printf(" | %.0f | %.1f MB: %.0f ms |\n", bytes.back() / 1e6, growth / 1e6, write_and_sync_ms(dir, growth));
     std::fflush(stdout);
   }
   writer->close();
