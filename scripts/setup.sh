@@ -62,22 +62,32 @@ fi
 # Only with KEVO_RL=1: the tests that need them (ctest label `rl`) skip with the reason otherwise.
 # About 25 s and 125 MB; re-installed only when the pins change.
 if [ "${KEVO_RL:-0}" = 1 ] && [ -z "${KEVO_NO_PIP:-}" ]; then
-  rl_python=${KEVO_RL_PYTHON:-/usr/bin/python3}
-  [ -x "$rl_python" ] || rl_python=$(command -v python3)
+  rl_python=${KEVO_RL_PYTHON:-}
+  if [ -z "$rl_python" ]; then  # the first Python with torch: Debian's here, the node's own there
+    for p in /usr/bin/python3 "$(command -v python3)"; do
+      [ -x "$p" ] && "$p" -c 'import torch' 2>/dev/null && { rl_python=$p; break; }
+    done
+  fi
   rl_dir=$root/.deps/rl-python
-  rl_pins=$("$rl_python" -c "import sys; sys.path.insert(0, '$root/tools'); from kevo_rl.deps import PINNED; print(' '.join(PINNED))")
-  if [ "$(cat "$rl_dir/.kevo-pins" 2>/dev/null)" != "$rl_pins" ]; then
-    rl_pip=("$rl_python" -m pip)
-    "$rl_python" -m pip --version >/dev/null 2>&1 || rl_pip=(python3 -m pip)
-    rl_source=()
-    [ -n "${KEVO_RL_WHEELS:-}" ] && rl_source=(--no-index --find-links "$KEVO_RL_WHEELS")
-    rm -rf "$rl_dir"
-    # shellcheck disable=SC2086
-    if "${rl_pip[@]}" install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$rl_dir" "${rl_source[@]}" $rl_pins >/dev/null; then
-      echo "$rl_pins" > "$rl_dir/.kevo-pins"
-      echo "setup: installed the RL trainer's packages into $rl_dir"
-    else
-      echo "setup: could not install the RL trainer's packages ($rl_pins); the rl tests will skip" >&2
+  if [ -z "$rl_python" ]; then
+    echo "setup: no Python with torch found (set KEVO_RL_PYTHON); the rl tests will skip" >&2
+  else
+    rl_pins=$("$rl_python" -c "import sys; sys.path.insert(0, '$root/tools'); from kevo_rl import deps
+print(' '.join(deps.PINNED + deps.base_pins_missing()))")
+    if [ "$(cat "$rl_dir/.kevo-pins" 2>/dev/null)" != "$rl_pins" ]; then
+      rl_pip=("$rl_python" -m pip)
+      "$rl_python" -m pip --version >/dev/null 2>&1 || rl_pip=(python3 -m pip)
+      rl_source=()
+      [ -n "${KEVO_RL_WHEELS:-}" ] && rl_source=(--no-index --find-links "$KEVO_RL_WHEELS")
+      rm -rf "$rl_dir"
+      # shellcheck disable=SC2086
+      if "${rl_pip[@]}" install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$rl_dir" \
+           "${rl_source[@]}" $rl_pins >/dev/null; then
+        echo "$rl_pins" > "$rl_dir/.kevo-pins"
+        echo "setup: installed the RL trainer's packages into $rl_dir (for $rl_python)"
+      else
+        echo "setup: could not install the RL trainer's packages ($rl_pins); the rl tests will skip" >&2
+      fi
     fi
   fi
 fi

@@ -246,7 +246,7 @@ void EvaluateService::measure_loop() {
       for (const search::EvalRequest& r : batch) {
         store::MeasurementRecord m;
         m.variant = r.variant;
-        m.status = "error";
+        m.status = "internal_error";
         m.error = std::string("the evaluator failed: ") + e.what();
         records.push_back(m);
       }

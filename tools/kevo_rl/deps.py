@@ -14,6 +14,15 @@ PINNED = [
     "packaging==24.1", "fsspec==2024.6.1", "jinja2==3.1.4", "markupsafe==2.1.5",
 ]
 
+# What those packages import and a torch installation may lack (Debian's python3-torch brings them,
+# a pip-installed torch not always): installed only where the Python cannot import them.
+BASE = {
+    "numpy": ["numpy==1.26.4"],
+    "yaml": ["pyyaml==6.0.2"],
+    "psutil": ["psutil==6.0.0"],
+    "requests": ["requests==2.32.3", "urllib3==2.2.2", "idna==3.7", "certifi==2024.7.4", "charset-normalizer==3.3.2"],
+}
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEPS_DIR = os.path.join(ROOT, ".deps", "rl-python")
 
@@ -27,6 +36,13 @@ def use_project_deps():
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def base_pins_missing():
+    """The pins of BASE whose module this Python cannot import."""
+    import importlib.util
+
+    return [pin for module, pins in BASE.items() if importlib.util.find_spec(module) is None for pin in pins]
 
 
 def missing():
