@@ -67,7 +67,7 @@ def token_logprobs(model, prompt, completion):
 
     device = next(model.parameters()).device
     ids = torch.tensor([prompt + completion], device=device)
-    logits = model(input_ids=ids).logits[0, len(prompt) - 1:-1].float()
+    logits = model(input_ids=ids, use_cache=False).logits[0, len(prompt) - 1:-1].float()
     return torch.log_softmax(logits, dim=-1).gather(1, ids[0, len(prompt):, None]).squeeze(1)
 
 
