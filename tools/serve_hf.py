@@ -229,8 +229,10 @@ def make_handler(engine, max_body):
                     self._error(404, "no such endpoint: %s" % self.path, "NotFoundError")
             except ApiError as e:
                 self._error(e.status, str(e), e.kind)
-            except ValueError as e:
-                self._error(400, "malformed JSON: %s" % e, "BadRequestError")
+            except (ValueError, TypeError) as e:
+                self._error(400, "malformed request: %s" % e, "BadRequestError")
+            except Exception as e:  # the model's own failure (out of memory, say): the server lives on
+                self._error(500, "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""), "InternalServerError")
 
     return Handler
 
