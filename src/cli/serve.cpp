@@ -48,9 +48,9 @@ int cmd_serve(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string bind = "127.0.0.1", gpus = "all", token_env = "KEVO_SERVE_TOKEN", cache_dir;
   std::vector<std::string> replay, tasks;
-  int port = 8100, trials = 2, max_connections = 32;
+  int port = 8100, trials = 2, max_connections = 32, max_queue = 64, max_batch = 16;
   double max_seconds = 2, read_seconds = 10;
-  size_t max_body = 1 << 20;
+  int64_t max_body = 1 << 20;
   serve::ServiceConfig sc;
   opts.add_options()("bind", po::value(&bind)->default_value("127.0.0.1"),
                      "address to listen on; anything but 127.0.0.1, ::1 or localhost needs a token (--token-env)")(
@@ -64,8 +64,8 @@ int cmd_serve(const std::vector<std::string>& args) {
       "max-seconds", po::value(&max_seconds)->default_value(2), "timing repetitions per workload, at most (s)")(
       "cache-dir", po::value(&cache_dir), "CUBIN cache folder")(
       "reward", po::value(&sc.reward)->default_value("bucketed"), "bucketed or log_speedup (docs/search.md)")(
-      "max-queue", po::value(&sc.max_queue)->default_value(64), "requests waiting or measured at once; more get 503")(
-      "max-batch", po::value(&sc.max_batch)->default_value(16), "waiting requests measured together")(
+      "max-queue", po::value(&max_queue)->default_value(64), "requests waiting or measured at once; more get 503")(
+      "max-batch", po::value(&max_batch)->default_value(16), "waiting requests measured together")(
       "max-body", po::value(&max_body)->default_value(1 << 20), "largest request body (bytes); larger get 413")(
       "max-connections", po::value(&max_connections)->default_value(32), "connections open at once; more get 503")(
       "read-timeout", po::value(&read_seconds)->default_value(10), "seconds a client has to send its request");
@@ -76,11 +76,14 @@ int cmd_serve(const std::vector<std::string>& args) {
       rc >= 0)
     return rc;
   if (trials < 1 || trials > 1000 || !(max_seconds > 0) || max_connections < 1 || max_connections > 4096 ||
-      !(read_seconds > 0) || max_body < 1024) {
-    std::cerr << "kevo serve: --trials, --max-seconds, --max-connections, --read-timeout and --max-body need sane "
-                 "positive values (--max-body at least 1024)\n";
+      !(read_seconds > 0) || max_body < 1024 || max_body > (int64_t{1} << 30) || max_queue < 1 || max_queue > 100000 ||
+      max_batch < 1 || max_batch > 4096) {
+    std::cerr << "kevo serve: --trials, --max-seconds, --max-connections, --read-timeout, --max-queue, --max-batch and "
+                 "--max-body need sane positive values (--max-body from 1 KiB to 1 GiB)\n";
     return 2;
   }
+  sc.max_queue = static_cast<size_t>(max_queue);
+  sc.max_batch = static_cast<size_t>(max_batch);
   if (const char* t = std::getenv(token_env.c_str())) sc.token = t;
   if (!serve::is_default_loopback(bind) && sc.token.empty()) {
     std::cerr << "kevo serve: --bind " << bind << " is not loopback: set a bearer token in $" << token_env
@@ -106,7 +109,7 @@ int cmd_serve(const std::vector<std::string>& args) {
     }
     service = std::make_unique<serve::EvaluateService>(std::move(evaluator), sc);
     serve::HttpLimits limits;
-    limits.max_body_bytes = max_body;
+    limits.max_body_bytes = static_cast<size_t>(max_body);
     limits.max_connections = max_connections;
     limits.read_seconds = read_seconds;
     server = std::make_unique<serve::HttpServer>(bind, port, limits,

@@ -354,6 +354,8 @@ TEST(Serve, ANonLoopbackBindNeedsAToken) {
 TEST(Serve, BadFlagsAreOneLine) {
   for (const std::string& args : {std::string("--port 70000 --replay ") + replay_file(),
                                   std::string("--replay ") + replay_file() + " --reward fancy",
+                                  std::string("--replay ") + replay_file() + " --max-queue -1",
+                                  std::string("--replay ") + replay_file() + " --max-body 12",
                                   std::string("--replay ") + replay_file() + " --tasks /no/such/task.json",
                                   std::string("--replay /no/such/file.h5")}) {
     KevoServe k(args + " --tasks " + kRoot + "tasks/01_relu.json");
