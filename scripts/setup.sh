@@ -6,6 +6,8 @@
 #   scripts/setup.sh              install if needed, configure, build
 #   BUILD_DIR=build-x scripts/setup.sh
 #   KEVO_TORCH_PREFIX=/path/to/torch/share/cmake scripts/setup.sh   (use another LibTorch)
+#   KEVO_RL=1 scripts/setup.sh    also the RL trainer's Python packages (scripts/test.sh sets it)
+#   KEVO_RL=1 KEVO_RL_WHEELS=DIR scripts/setup.sh   the same from wheels in DIR (a node without PyPI)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,6 +53,43 @@ if [ ! -x "$cuda_root/bin/cuobjdump" ] && [ ! -x "$root/.deps/cuda-tools/nvidia/
   python3 -m pip install -q --disable-pip-version-check --target "$root/.deps/cuda-tools" \
     nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >/dev/null 2>&1 ||
     echo "setup: no cuobjdump (pip could not install nvidia-cuda-cuobjdump); the SASS check will skip"
+fi
+
+# The RL trainer and the local model server (tools/grpo_step.py, tools/serve_hf.py) need transformers
+# and PEFT for the Python that has torch (Debian's python3-torch here, the node's own torch there):
+# the versions pinned in tools/kevo_rl/deps.py, without their dependencies' resolution (so nothing
+# replaces the system's numpy or torch), into .deps/rl-python, which the tools put on their path.
+# Only with KEVO_RL=1: the tests that need them (ctest label `rl`) skip with the reason otherwise.
+# About 25 s and 125 MB; re-installed only when the pins change.
+if [ "${KEVO_RL:-0}" = 1 ] && [ -z "${KEVO_NO_PIP:-}" ]; then
+  rl_python=${KEVO_RL_PYTHON:-}
+  if [ -z "$rl_python" ]; then  # the first Python with torch: Debian's here, the node's own there
+    for p in /usr/bin/python3 "$(command -v python3)"; do
+      [ -x "$p" ] && "$p" -c 'import torch' 2>/dev/null && { rl_python=$p; break; }
+    done
+  fi
+  rl_dir=$root/.deps/rl-python
+  if [ -z "$rl_python" ]; then
+    echo "setup: no Python with torch found (set KEVO_RL_PYTHON); the rl tests will skip" >&2
+  else
+    rl_pins=$("$rl_python" -c "import sys; sys.path.insert(0, '$root/tools'); from kevo_rl import deps
+print(' '.join(deps.PINNED + deps.base_pins_missing()))")
+    if [ "$(cat "$rl_dir/.kevo-pins" 2>/dev/null)" != "$rl_pins" ]; then
+      rl_pip=("$rl_python" -m pip)
+      "$rl_python" -m pip --version >/dev/null 2>&1 || rl_pip=(python3 -m pip)
+      rl_source=()
+      [ -n "${KEVO_RL_WHEELS:-}" ] && rl_source=(--no-index --find-links "$KEVO_RL_WHEELS")
+      rm -rf "$rl_dir"
+      # shellcheck disable=SC2086
+      if "${rl_pip[@]}" install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$rl_dir" \
+           "${rl_source[@]}" $rl_pins >/dev/null; then
+        echo "$rl_pins" > "$rl_dir/.kevo-pins"
+        echo "setup: installed the RL trainer's packages into $rl_dir (for $rl_python)"
+      else
+        echo "setup: could not install the RL trainer's packages ($rl_pins); the rl tests will skip" >&2
+      fi
+    fi
+  fi
 fi
 
 # LibTorch: Debian's on CPU machines; elsewhere the one inside Python's torch.

@@ -28,6 +28,7 @@ const std::map<std::string, Entry>& commands() {
       {"run", {cmd_run, "run a search campaign over tasks, on the GPU or replayed from recorded measurements"}},
       {"ablate", {cmd_ablate, "compare policies: one campaign run per task, arm and seed (see kevo report for the statistics)"}},
       {"resume", {cmd_resume, "continue a campaign file after its last complete generation"}},
+      {"serve", {cmd_serve, "answer POST /v1/evaluate: kevo's verification and timing as a reward service for RL trainers"}},
       {"sweep", {cmd_sweep, "measure many genomes of a task's design spaces and record them (for replay)"}},
       {"export", {cmd_export, "write the best kernel of each task of a campaign as a header with a host launcher"}},
       {"report", {cmd_report, "a campaign's curves and speedup tables as HTML (SVG plots) and JSON"}},

@@ -20,6 +20,7 @@ int cmd_space(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_ablate(const std::vector<std::string>& args);
 int cmd_resume(const std::vector<std::string>& args);
+int cmd_serve(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_export(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
