@@ -26,7 +26,8 @@ void print(const eval::Measurement& m) {
   for (const eval::WorkloadMeasurement& w : m.workloads) {
     std::cout << "  workload " << w.workload << " (" << w.axes << "): " << eval::to_string(w.status) << ", "
               << w.trials << " trial" << (w.trials == 1 ? "" : "s") << " passed, max error "
-              << fmt("%.3g", w.max_error_ratio) << " of the tolerance\n";
+              << fmt("%.3g", w.max_error_ratio) << " of the tolerance" << (w.timed ? "" : " (checked, not timed)")
+              << "\n";
     if (w.candidate.n == 0) continue;
     std::cout << "    candidate " << fmt("%.4f", w.candidate.median_ms) << " ms [p20 " << fmt("%.4f", w.candidate.p20_ms)
               << ", p80 " << fmt("%.4f", w.candidate.p80_ms) << ", n " << w.candidate.n
@@ -43,7 +44,8 @@ void print(const eval::Measurement& m) {
     std::cout << "\n";
   }
   if (m.ok()) {
-    std::cout << "result: ok, " << fmt("%.3f", m.speedup) << "x faster than eager (geometric mean)";
+    std::cout << "result: ok, " << fmt("%.3f", m.fitness) << "x faster than eager over the weighted mix of timed "
+              << "workloads (geometric mean of their speedups " << fmt("%.3f", m.speedup) << "x)";
     if (m.speedup_vs_compile > 0) std::cout << ", " << fmt("%.3f", m.speedup_vs_compile) << "x faster than torch.compile";
     if (m.held_back_checked) std::cout << "; re-verified on the held-back workload";
     std::cout << "\n";
@@ -165,7 +167,7 @@ int cmd_eval(const std::vector<std::string>& args) {
   if (repeat > 1) {
     std::vector<double> medians;
     for (const auto& m : results)
-      if (m.ok() && m.speedup > 0) medians.push_back(std::log(m.speedup));
+      if (m.ok() && m.fitness > 0) medians.push_back(std::log(m.fitness));
     if (!medians.empty()) {
       double lo = *std::min_element(medians.begin(), medians.end()), hi = *std::max_element(medians.begin(), medians.end());
       std::cout << "repeat: " << medians.size() << " of " << repeat << " ok; speedup spread (max/min - 1) "

@@ -16,6 +16,7 @@
 #include "search/results.h"
 #include "store/campaign_file.h"
 #include "store/export.h"
+#include "store/export_torch.h"
 #include "store/llm_samples.h"
 #include "store/report.h"
 
@@ -79,14 +80,18 @@ int cmd_export(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string path, out = "results", samples;
   std::vector<std::string> only;
+  bool torch_extension = false;
   opts.add_options()("campaign", po::value(&path)->required(), "the campaign file")(
       "out", po::value(&out)->default_value("results"), "folder for the headers (created)")(
       "task", po::value(&only)->composing(), "export only this task (repeatable)")(
+      "torch", po::bool_switch(&torch_extension),
+      "beside each header, a PyTorch extension (TASK_torch.cu, its loader TASK_torch.py) and the contract (TASK.json)")(
       "samples", po::value(&samples), "instead of headers: the llm policy's completions with their rewards, as JSONL ('-': stdout)");
   po::positional_options_description pos;
   pos.add("campaign", 1);
   po::variables_map vm;
-  if (int rc = parse_options("export", "campaign.h5 [--out results/] [--samples samples.jsonl]", args, opts, pos, vm);
+  if (int rc = parse_options("export", "campaign.h5 [--out results/] [--torch] [--samples samples.jsonl]", args, opts,
+                             pos, vm);
       rc >= 0)
     return rc;
   if (!samples.empty()) return export_samples(path, samples);
@@ -120,17 +125,28 @@ int cmd_export(const std::vector<std::string>& args) {
     for (const auto& w : b.measurement->workloads)
       if (w.status == "ok") p.validated_workloads.push_back(w.workload);
     std::string header;
+    std::vector<std::pair<std::string, std::string>> beside;  // the --torch files: name, text
     try {
       Candidate cand = parse_candidate(b.source, b.task->name + ".cu", *b.task);
       header = store::export_header(*b.task, cand, p);
+      if (torch_extension) {
+        const std::string h = store::export_file_name(*b.task);
+        beside.push_back({store::torch_source_file_name(*b.task), store::export_torch_source(*b.task, cand, h)});
+        beside.push_back({store::torch_loader_file_name(*b.task), store::export_torch_loader(*b.task, cand)});
+        for (const store::TaskRecord& t : c.tasks)
+          if (t.name == b.task->name) beside.push_back({b.task->name + ".json", t.contract});
+      }
     } catch (const InputError& e) {
       std::cerr << "kevo export: " << b.task->name << ": " << e.what() << "\n";
       return 2;
     }
     std::string file = out + "/" + store::export_file_name(*b.task);
     if (!write_file(file, header, "export")) return 2;
+    for (const auto& [name, text] : beside)
+      if (!write_file(out + "/" + name, text, "export")) return 2;
     std::cout << file << ": " << b.task->name << ", " << b.description << ", " << b.measurement->fitness
               << "x over eager";
+    if (torch_extension) std::cout << " (and torch.ops.kevo." << store::torch_op_name(*b.task) << ")";
     if (b.measurement->speedup_vs_compile > 0) std::cout << ", " << b.measurement->speedup_vs_compile << "x over torch.compile";
     std::cout << "\n";
     ++written;

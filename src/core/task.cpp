@@ -228,6 +228,21 @@ int64_t checked_mul(const Reader& r, const std::string& ptr, int64_t a, int64_t 
   return out;
 }
 
+// The keys of a workload that say how it is used rather than a size: never axis names there.
+bool is_workload_use(const std::string& key) { return key == "weight" || key == "timed"; }
+
+// "weight" (how often the shape occurs, > 0) and "timed" (false: checked, not timed).
+void read_workload_use(const Reader& r, const json& v, const std::string& ptr, Workload& w) {
+  if (v.contains("weight")) {
+    w.weight = r.number(v["weight"], ptr + "/weight");
+    if (!(w.weight > 0)) r.fail(ptr + "/weight", "must be positive (how often the shape occurs), got " + v["weight"].dump());
+  }
+  if (v.contains("timed")) {
+    if (!v["timed"].is_boolean()) r.fail(ptr + "/timed", "must be true or false, got " + kind_of(v["timed"]));
+    w.timed = v["timed"].get<bool>();
+  }
+}
+
 }  // namespace
 
 std::map<std::string, int64_t> Task::axis_values(const Workload& w) const {
@@ -248,6 +263,10 @@ std::vector<InputSpec> Task::input_specs(const Workload& w) const {
   std::vector<InputSpec> specs;
   for (const TensorDecl& t : inputs) specs.push_back({t.name, t.dtype, shape_of(t, w)});
   return specs;
+}
+
+bool Task::is_timed(int i) const {
+  return i >= 0 && static_cast<size_t>(i) < workloads.size() && workloads[static_cast<size_t>(i)].timed;
 }
 
 Graph Task::graph(const Workload& w) const { return lower_reference(program, input_specs(w)); }
@@ -288,6 +307,8 @@ Task parse_task(const std::string& text, const std::string& file) {
   for (auto it = r.object(doc["axes"], "/axes").begin(); it != doc["axes"].end(); ++it) {
     std::string ptr = "/axes/" + pointer_token(it.key());
     if (!is_identifier(it.key())) r.fail(ptr, "axis name '" + it.key() + "' is not an identifier", true);
+    if (is_workload_use(it.key()))
+      r.fail(ptr, "axis name '" + it.key() + "' is reserved: a workload's \"" + it.key() + "\" says how it is used", true);
     const json& a = r.object(it.value(), ptr);
     r.only_keys(a, ptr, {"type", "value", "description"});
     if (!a.contains("type")) r.fail(ptr, "missing field 'type' (\"var\" or \"const\")");
@@ -354,7 +375,9 @@ Task parse_task(const std::string& text, const std::string& file) {
     }
     Workload w;
     w.loc = r.loc(ptr);
+    read_workload_use(r, wl[i], ptr, w);
     for (auto it = assign->begin(); it != assign->end(); ++it) {
+      if (assign == &wl[i] && is_workload_use(it.key())) continue;
       std::string vp = aptr + "/" + pointer_token(it.key());
       auto ax = axes.find(it.key());
       if (ax == axes.end()) r.fail(vp, "unknown axis '" + it.key() + "'", true);
@@ -385,6 +408,8 @@ Task parse_task(const std::string& text, const std::string& file) {
     }
     task.workloads.push_back(std::move(w));
   }
+  if (std::none_of(task.workloads.begin(), task.workloads.end(), [](const Workload& w) { return w.timed; }))
+    r.fail("/workloads", "no workload is timed: the fitness needs at least one (drop \"timed\": false from one)");
 
   // The reference: parsed once, then lowered for every workload so that shapes are checked.
   task.reference = r.string(doc["reference"], "/reference");

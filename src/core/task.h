@@ -53,8 +53,13 @@ struct TensorDecl {
   Location loc;   // of the declaration
 };
 
+// A shape users run. `weight` says how often it occurs (the fitness weighs its time by it);
+// a workload that is not `timed` is checked for correctness on every evaluation but never timed
+// (a small shape that catches indexing bugs, too launch-bound to say which kernel is faster).
 struct Workload {
   std::map<std::string, int64_t> axes;  // every var axis
+  double weight = 1.0;                  // > 0
+  bool timed = true;
   Location loc;
 };
 
@@ -87,6 +92,8 @@ struct Task {
   Graph graph(const Workload& w) const;
   // Bytes that must move for one workload: each input read once, each output written once.
   int64_t bytes_moved(const Workload& w) const;
+  // Whether workload i exists and is timed (a candidate's time on it counts in the fitness).
+  bool is_timed(int i) const;
 };
 
 // Loads and validates a contract; throws InputError "FILE:LINE:COL: field: what is wrong".

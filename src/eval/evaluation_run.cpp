@@ -8,6 +8,7 @@
 
 #include "core/base64.h"
 #include "core/error.h"
+#include "core/fitness.h"
 #include "eval/module_memory.h"
 #include "eval/module_state.h"
 
@@ -85,12 +86,17 @@ void EvaluationRun::fail(const Failure& f, int workload) {
   m_.error = (workload >= 0 ? "workload " + std::to_string(workload) + ": " : std::string()) + f.error;
 }
 
+// Every workload but the held-back one; the held-back one too when it is the only timed one (the
+// fitness needs a timed workload).
 std::vector<int> EvaluationRun::fitness_workloads() const {
   const EvalOptions& o = s_.options();
   if (!o.workloads.empty()) return o.workloads;
+  const int n = static_cast<int>(task_.workloads.size());
+  bool other_timed = false;
+  for (int i = 0; i < n; ++i) other_timed = other_timed || (i != o.held_back && task_.is_timed(i));
   std::vector<int> all;
-  for (int i = 0; i < static_cast<int>(task_.workloads.size()); ++i)
-    if (i != o.held_back || task_.workloads.size() == 1) all.push_back(i);
+  for (int i = 0; i < n; ++i)
+    if (i != o.held_back || !other_timed) all.push_back(i);
   return all;
 }
 
@@ -119,17 +125,21 @@ void EvaluationRun::evaluate() {
     return fail({EvalStatus::BadPlan, "built for " + job_.build.arch + ", the GPU is " + s_.arch()});
   if (!load_module()) return;
   std::vector<int> ws = fitness_workloads();
-  double log_speedup = 0, log_vs_compile = 0, max_speedup = 0;
+  std::vector<WorkloadTime> times;
+  double log_vs_compile = 0, max_speedup = 0;
   int with_compile = 0;
   for (int w : ws) {
     WorkloadMeasurement wm;
     if (!measure_workload(w, wm)) return;
-    log_speedup += std::log(wm.speedup);
+    if (!wm.timed) continue;
+    times.push_back({w, wm.eager.median_ms, wm.candidate.median_ms});
     max_speedup = std::max(max_speedup, wm.speedup);
     if (wm.compile_ms > 0) log_vs_compile += std::log(wm.compile_ms / wm.candidate.median_ms), ++with_compile;
   }
-  m_.speedup = std::exp(log_speedup / static_cast<double>(ws.size()));
-  if (with_compile == static_cast<int>(ws.size())) m_.speedup_vs_compile = std::exp(log_vs_compile / with_compile);
+  m_.fitness = weighted_speedup(task_, times);
+  m_.speedup = geometric_mean_speedup(task_, times);
+  if (with_compile > 0 && with_compile == static_cast<int>(times.size()))
+    m_.speedup_vs_compile = std::exp(log_vs_compile / with_compile);
   if (max_speedup > s_.options().reverify_above && !held_back_check(ws)) return;
   m_.status = EvalStatus::Ok;
 }
@@ -150,6 +160,8 @@ bool EvaluationRun::measure_workload(int w, WorkloadMeasurement& wm) {
   } catch (const InputError& e) {
     return record({EvalStatus::BadPlan, e.what()});
   }
+  wm.timed = task_.is_timed(w);
+  if (!wm.timed) return checked_only(w, plan, wm);
   wm.eager = s_.eager(task_, w);
   if (auto it = job_.compile_ms.find(w); it != job_.compile_ms.end()) wm.compile_ms = it->second;
   const SpeedOfLight sol = s_.speed_of_light(task_, w);
@@ -176,6 +188,26 @@ bool EvaluationRun::measure_workload(int w, WorkloadMeasurement& wm) {
   wm.speedup = wm.eager.median_ms / std::max(wm.candidate.median_ms, 1e-9);
   m_.workloads.push_back(wm);
   return true;
+}
+
+// A workload checked but not timed: the same correctness trials, no eager baseline, no timing.
+bool EvaluationRun::checked_only(int w, const ResolvedPlan& plan, WorkloadMeasurement& wm) {
+  const Discrimination& d = s_.discrimination(task_, w);
+  std::optional<Failure> f;
+  if (!d.ok())
+    f = Failure{EvalStatus::Unverifiable, "the task's check cannot tell outputs that ignore the inputs from real ones: " +
+                                              d.error()};
+  const Layout l = layout_of(plan, 2);
+  if (!f) {
+    s_.ensure_arena(l.bytes);
+    f = trials(w, plan, l, d.criteria(task_.tolerance), wm, s_.launch_allowance_s(0));
+  }
+  if (f) {
+    wm.status = f->status;
+    fail(*f, w);
+  }
+  m_.workloads.push_back(wm);
+  return !f;
 }
 
 // Trial t on draw t: the declared distributions first, perturbed ones after (a single trial is a

@@ -31,6 +31,7 @@ class EvaluationRun {
   void evaluate();
   bool load_module();
   bool measure_workload(int w, WorkloadMeasurement& wm);
+  bool checked_only(int w, const ResolvedPlan& plan, WorkloadMeasurement& wm);
   std::optional<Failure> trials(int w, const ResolvedPlan& plan, const Layout& l, const std::vector<Criterion>& criteria,
                                 WorkloadMeasurement& wm, double allowance);
   std::optional<Failure> timed_runs(int w, const ResolvedPlan& plan, const Layout& l,

@@ -39,7 +39,7 @@ bool parse_status(const std::string& name, EvalStatus& out) {
 nlohmann::json to_json(const Measurement& m) {
   nlohmann::json workloads = nlohmann::json::array();
   for (const WorkloadMeasurement& w : m.workloads) {
-    nlohmann::json j = {{"workload", w.workload},          {"axes", w.axes},
+    nlohmann::json j = {{"workload", w.workload},          {"axes", w.axes}, {"timed", w.timed},
                         {"status", to_string(w.status)},   {"trials", w.trials},
                         {"max_abs_error", w.max_abs_error}, {"max_error_ratio", w.max_error_ratio},
                         {"candidate", timing_json(w.candidate)}, {"eager", timing_json(w.eager)},
@@ -58,7 +58,7 @@ nlohmann::json to_json(const Measurement& m) {
   }
   nlohmann::json j = {{"task", m.task},         {"candidate", m.candidate},     {"status", to_string(m.status)},
                       {"error", m.error},       {"gpu", m.gpu},                 {"arch", m.arch},
-                      {"speedup", m.speedup},   {"held_back_checked", m.held_back_checked},
+                      {"fitness", m.fitness},   {"speedup", m.speedup},   {"held_back_checked", m.held_back_checked},
                       {"wall_seconds", m.wall_seconds}, {"gpu_seconds", m.gpu_seconds},
                       {"worker_replaced", m.worker_replaced}, {"workloads", workloads}};
   if (m.speedup_vs_compile > 0) j["speedup_vs_torch_compile"] = m.speedup_vs_compile;

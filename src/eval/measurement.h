@@ -57,6 +57,7 @@ struct TimingFigures {
 struct WorkloadMeasurement {
   int workload = 0;             // index into the task's workloads
   std::string axes;             // "B=16 N=4096"
+  bool timed = true;            // false: checked for correctness only (no times, no speedup)
   EvalStatus status = EvalStatus::Ok;
   int trials = 0;               // correctness trials that passed
   double max_abs_error = 0;     // over all trials and outputs
@@ -79,8 +80,9 @@ struct Measurement {
   std::string gpu;              // "NVIDIA H200 (sm_90a)" and the worker that ran it
   std::string arch;
   std::vector<WorkloadMeasurement> workloads;
-  double speedup = 0;           // geometric mean over the workloads, eager / candidate
-  double speedup_vs_compile = 0;  // geometric mean where torch.compile figures are attached; 0 otherwise
+  double fitness = 0;           // Σ w·eager / Σ w·candidate over the timed workloads (core/fitness.h)
+  double speedup = 0;           // geometric mean over the timed workloads, eager / candidate
+  double speedup_vs_compile = 0;  // geometric mean where every timed workload has a torch.compile figure; 0 otherwise
   bool held_back_checked = false;
   double wall_seconds = 0;      // the whole evaluation, oracle included
   double gpu_seconds = 0;       // the candidate's own timed GPU time

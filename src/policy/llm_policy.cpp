@@ -73,6 +73,9 @@ std::string task_text(const Task& task, const std::string& target) {
       first = false;
     }
     o << "}";
+    // The model should know which shapes the fitness times and how much each counts.
+    if (!w.timed) o << " (checked for correctness, not timed)";
+    else if (w.weight != 1) o << " (weight " << w.weight << ")";
   }
   o << "\n- tolerance: atol " << task.tolerance.atol << ", rtol " << task.tolerance.rtol << "\n";
   if (!task.notes.empty()) o << "- notes: " << task.notes << "\n";
@@ -97,7 +100,7 @@ json prompt_for(const Context& ctx, const Request& r, const LlmPolicyConfig& c) 
   std::ostringstream u;
   u << task_text(*ctx.task, ctx.target) << "\n";
   u << "## Current candidate (" << fitness_text(r.parent.fitness)
-    << " geometric-mean speedup over PyTorch eager; the best of the search so far: " << fitness_text(ctx.best_fitness)
+    << " speedup over PyTorch eager on the task's weighted mix of timed workloads; the best of the search so far: " << fitness_text(ctx.best_fitness)
     << ")\n"
     << fenced(r.parent.source);
   if (!r.parent.report.empty()) u << "\n## Its measurement\n" << r.parent.report << "\n";

@@ -20,7 +20,7 @@ namespace kevo::policy {
 struct Parent {
   int64_t variant = -1;
   mutate::Genome genome;
-  double fitness = 0;          // geometric-mean speedup over eager
+  double fitness = 0;          // speedup over eager on the weighted mix of timed workloads (core/fitness.h)
   double floor_fraction = 0;   // DRAM floor / measured time on the largest workload (0: unknown)
   int registers = 0, shared_bytes = 0, spill_bytes = 0;
   double occupancy = 0;

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/fitness.h"
 #include "core/sha256.h"
 #include "core/task.h"
 #include "mutate/space.h"
@@ -311,6 +312,7 @@ std::unique_ptr<Campaign> Campaign::create_ablation(const std::string& path, con
   k.created = now_iso();
   k.templates_hash = mutate::templates_hash();
   k.command = command;
+  k.fitness = kFitnessWeightedTime;
   std::set<std::string> names;
   for (const std::string& f : task_files) {
     std::string text = read_input_file(f);
@@ -342,6 +344,10 @@ store::CampaignContents read_head(const std::string& path) {
   o.search_tables = false;
   store::CampaignContents k = store::read_campaign(path, o);
   if (k.runs.empty()) throw InputError(Location{path, 0, 0}, "", "campaign file: holds no run");
+  if (fitness_name(k.fitness) != kFitnessWeightedTime)
+    throw InputError(Location{path, 0, 0}, "", "campaign file: measured with the fitness " + fitness_name(k.fitness) +
+                                                   "; this kevo measures " + kFitnessWeightedTime +
+                                                   ", so it cannot continue it: start a new campaign");
   return k;
 }
 

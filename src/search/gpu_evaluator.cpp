@@ -19,7 +19,7 @@ store::MeasurementRecord to_record(const eval::Measurement& m) {
   store::MeasurementRecord r;
   r.status = eval::to_string(m.status);
   r.error = m.error;
-  r.fitness = m.ok() ? m.speedup : 0;
+  r.fitness = m.ok() ? m.fitness : 0;
   r.speedup_vs_compile = m.ok() ? m.speedup_vs_compile : 0;
   r.wall_seconds = m.wall_seconds;
   r.gpu_seconds = m.gpu_seconds;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/fitness.h"
 #include "store/campaign_file.h"
 
 namespace kevo::search {
@@ -18,6 +19,15 @@ std::string genome_key(const std::string& task, const std::string& space, const 
 }
 
 }  // namespace
+
+// The fitness of today's contract (its weights, its timed workloads) from the recorded times, so
+// that a recording made under another fitness or other weights replays as kevo measures now.
+double recorded_fitness(const Task& task, const store::MeasurementRecord& m) {
+  std::vector<WorkloadTime> times;
+  for (const store::WorkloadRecord& w : m.workloads)
+    if (w.status == "ok") times.push_back({w.workload, w.eager_ms, w.median_ms});
+  return weighted_speedup(task, times);
+}
 
 RecordedMeasurements::RecordedMeasurements(const std::vector<std::string>& files) : files_(files) {
   for (const std::string& f : files) {
@@ -50,6 +60,7 @@ store::MeasurementRecord RecordedMeasurements::answer(const EvalRequest& r) cons
   store::MeasurementRecord m;
   if (const store::MeasurementRecord* found = find(r)) {
     m = *found;
+    if (m.status == "ok") m.fitness = recorded_fitness(*r.task, m);
   } else {
     m.status = "unmeasured";
     m.error = "no recording of this variant in the replay files";

@@ -19,7 +19,8 @@ class RecordedMeasurements {
 
   // The recording of the request's variant (its `gpu` naming the file), or null.
   const store::MeasurementRecord* find(const EvalRequest& r) const;
-  // The recording, or an "unmeasured" record for a variant never recorded; its variant is the request's.
+  // The recording, or an "unmeasured" record for a variant never recorded; its variant is the
+  // request's. A recorded "ok" answers with the fitness of the request's contract (recorded_fitness).
   store::MeasurementRecord answer(const EvalRequest& r) const;
 
   const std::vector<std::string>& files() const { return files_; }
@@ -33,6 +34,10 @@ class RecordedMeasurements {
   std::string gpu_;
   std::vector<double> walls_;
 };
+
+// The fitness (core/fitness.h) of `task` from a recording's per-workload times: the workloads the
+// contract times now, with its weights.
+double recorded_fitness(const Task& task, const store::MeasurementRecord& m);
 
 // The GPU a search on these recordings names as its target: "NVIDIA H200 (sm_90a), replayed".
 std::string replayed_gpu_name(const std::string& recorded_gpu);

@@ -7,7 +7,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/candidate.h"
 #include "core/error.h"
+#include "core/fitness.h"
 #include "mutate/manifest.h"
 #include "mutate/mutation.h"
 #include "mutate/space.h"
@@ -89,6 +91,35 @@ void add_ablation(const Ablation& a, store::ReportData& d) {
                       std::to_string(p.losses));
 }
 
+// The steps of a candidate's plan (kernel launches and library calls); 0 when it does not parse
+// (a report still shows the measured figures).
+int plan_steps(const std::string& source, const Task& task) {
+  try {
+    return static_cast<int>(parse_candidate(source, task.name + ".cu", task).plan.steps.size());
+  } catch (const InputError&) {
+    return 0;
+  }
+}
+
+// The best variant's figures on one workload; the floor counts its plan's launches too.
+store::WorkloadRow workload_row(const BestVariant& b, const store::WorkloadRecord& w) {
+  store::WorkloadRow row;
+  row.workload = w.workload;
+  row.axes = axes_text(*b.task, w.workload);
+  row.best_ms = w.median_ms;
+  row.eager_ms = w.eager_ms;
+  row.compile_ms = w.compile_ms;
+  row.launches = b.launches;
+  row.floor_ms = std::max(w.floor_ms, b.launches * kLaunchFloorMs);
+  row.speedup = w.speedup;
+  row.percent_of_floor = row.floor_ms > 0 && w.median_ms > 0 ? 100 * row.floor_ms / w.median_ms : 0;
+  if (w.workload >= 0 && static_cast<size_t>(w.workload) < b.task->workloads.size()) {
+    row.weight = b.task->workloads[static_cast<size_t>(w.workload)].weight;
+    row.timed = b.task->workloads[static_cast<size_t>(w.workload)].timed;
+  }
+  return row;
+}
+
 }  // namespace
 
 const store::GenerationRecord* last_generation(const store::CampaignContents& c, int32_t run) {
@@ -144,6 +175,7 @@ std::vector<BestVariant> best_variants(const store::CampaignContents& c, const s
       throw InputError(Location{file, 0, 0}, "",
                        "the best variant of " + t.name + " (" + b.description +
                            ") has no source in the file and this kevo's templates differ from the campaign's");
+    b.launches = plan_steps(b.source, *b.task);
   }
   return out;
 }
@@ -155,6 +187,7 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
   d.kevo_commit = c.kevo_commit;
   d.created = c.created;
   d.command = c.command;
+  d.fitness = fitness_name(c.fitness);
   for (const auto& m : c.measurements)
     if (!m.gpu.empty()) {
       d.gpu = m.gpu;
@@ -206,18 +239,12 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
       s.best_fitness = b.measurement->fitness;
       s.best_vs_compile = b.measurement->speedup_vs_compile;
       s.best_variant = "variant " + std::to_string(b.variant->id) + ": " + b.description;
+      std::vector<WorkloadTime> times;
       for (const auto& w : b.measurement->workloads) {
-        store::WorkloadRow row;
-        row.workload = w.workload;
-        row.axes = axes_text(*b.task, w.workload);
-        row.best_ms = w.median_ms;
-        row.eager_ms = w.eager_ms;
-        row.compile_ms = w.compile_ms;
-        row.floor_ms = w.floor_ms;
-        row.speedup = w.speedup;
-        row.percent_of_floor = w.floor_ms > 0 && w.median_ms > 0 ? 100 * w.floor_ms / w.median_ms : 0;
-        s.workloads.push_back(row);
+        s.workloads.push_back(workload_row(b, w));
+        if (w.status == "ok") times.push_back({w.workload, w.eager_ms, w.median_ms});
       }
+      s.best_geometric_mean = geometric_mean_speedup(*b.task, times);
     }
     d.tasks.push_back(std::move(s));
   }

@@ -12,6 +12,13 @@
 
 namespace kevo::search {
 
+// The least time one step of a plan (a kernel launch or a library call) takes as kevo times it on
+// an H200: kevo's timing gates the queue, so host launch latency is not in its figures, but a
+// launch still costs its GPU-side start and drain. 1.0 us sits under the shortest one-kernel plans
+// measured (1.2 us: gelu_tanh_explicit and cumsum on their small workloads, bench/RESULTS.md), so
+// no measured time exceeds its floor; the report's floor is at least this per step.
+inline constexpr double kLaunchFloorMs = 1.0e-3;
+
 struct BestVariant {
   std::unique_ptr<Task> task;
   const store::RunRecord* run = nullptr;
@@ -19,6 +26,7 @@ struct BestVariant {
   const store::MeasurementRecord* measurement = nullptr;
   std::string source;       // the candidate text: from the file, else re-rendered from the genome
   std::string description;  // "elementwise{kThreads=256,kVec=4,...}"
+  int launches = 0;         // steps of its plan; 0 when its source does not parse
 };
 
 // The run's last completed generation; null when it has none.

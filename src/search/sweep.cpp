@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/fitness.h"
 #include "core/sha256.h"
 #include "core/task.h"
 #include "mutate/manifest.h"
@@ -126,6 +127,10 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     o.sources = store::ReadOptions::Sources::hashes;
     o.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
     k = store::read_campaign(path, o);
+    if (fitness_name(k.fitness) != kFitnessWeightedTime)
+      throw InputError(Location{path, 0, 0}, "", "campaign file: measured with the fitness " + fitness_name(k.fitness) +
+                                                     "; this kevo measures " + kFitnessWeightedTime +
+                                                     ", so a sweep cannot add to it: choose another --out");
   } else {
     k.campaign_id = sha256_hex(path + now_iso()).substr(0, 16);
     k.kevo_version = kevo_version();
@@ -133,6 +138,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     k.created = now_iso();
     k.templates_hash = mutate::templates_hash();
     k.command = command;
+    k.fitness = kFitnessWeightedTime;
   }
   store::WriteOptions wo;
   wo.sources = config.sources;

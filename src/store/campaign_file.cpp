@@ -35,6 +35,7 @@ void write_tables(hid_t file, const CampaignContents& c, const WriteOptions& o) 
   h5::write_text_attribute(file, "kevo_schema", kCampaignSchema);
   for (size_t i = 0; i < std::size(kRootAttributes); ++i)
     h5::write_text_attribute(file, kRootAttributes[i], c.*kRootMembers[i]);
+  if (!c.fitness.empty()) h5::write_text_attribute(file, "fitness", c.fitness);  // absent: as files before it
   const int level = H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 ? o.compression : 0;
   auto tasks = h5::create_table(file, "tasks", task_columns(), level);
   h5::append_rows(tasks, task_columns(), c.tasks);
@@ -137,6 +138,7 @@ CampaignContents read_file(const std::string& path, const ReadOptions& o) {
   CampaignContents c;
   c.schema = h5::read_text_attribute(f, "kevo_schema");
   for (size_t i = 0; i < std::size(kRootAttributes); ++i) c.*kRootMembers[i] = h5::read_text_attribute(f, kRootAttributes[i]);
+  if (h5::has_attribute(f, "fitness")) c.fitness = h5::read_text_attribute(f, "fitness");
   c.tasks = h5::read_table(f, "tasks", task_columns());
   c.runs = h5::read_table(f, "runs", run_columns());
   c.generations = h5::read_table(f, "generations", generation_columns());

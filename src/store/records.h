@@ -53,7 +53,7 @@ struct MeasurementRecord {
   int64_t variant = 0;
   std::string status;             // overall status; "unmeasured" when a replay evaluator had no recording
   std::string error;              // one line; empty when ok
-  double fitness = 0;             // geometric-mean speedup over eager; 0 when not ok
+  double fitness = 0;             // speedup over eager as the file's fitness defines it; 0 when not ok
   double speedup_vs_compile = 0;  // 0 when unknown
   int32_t registers = 0, shared_bytes = 0, spill_bytes = 0;  // of the plan's first kernel (0 for library-only)
   double occupancy = 0;           // theoretical, 0..1, of that kernel on the largest workload
@@ -128,6 +128,7 @@ struct CampaignContents {
   std::string kevo_version, kevo_commit, created;  // created: ISO 8601 UTC
   std::string templates_hash;     // hex SHA-256 of the embedded templates (renders depend on it)
   std::string command;            // the command line that created it
+  std::string fitness;            // what MeasurementRecord::fitness is (core/fitness.h); "" in files before it was recorded
   std::vector<TaskRecord> tasks;
   std::vector<RunRecord> runs;
   std::vector<VariantRecord> variants;

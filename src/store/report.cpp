@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "core/fitness.h"
+
 namespace kevo::store {
 
 namespace {
@@ -481,7 +483,8 @@ std::string meta_table(const ReportData& d) {
   if (!d.kevo_commit.empty()) kevo += (kevo.empty() ? "" : " ") + std::string("(") + d.kevo_commit + ")";
   std::string out = "<table class=\"meta\">\n";
   const std::pair<const char*, std::string> rows[] = {
-      {"Campaign", d.campaign_id}, {"kevo", kevo}, {"GPU", d.gpu}, {"Created", d.created}};
+      {"Campaign", d.campaign_id}, {"kevo", kevo}, {"GPU", d.gpu}, {"Created", d.created},
+      {"Fitness", fitness_description(d.fitness)}};
   for (const auto& [name, value] : rows)
     out += std::string("<tr><th>") + name + "</th>" + cell(value.empty() ? kNone : value, true) + "</tr>\n";
   out += "<tr><th>Command</th><td class=\"text\"><code>" + escape(d.command) + "</code></td></tr>\n";
@@ -501,6 +504,7 @@ std::string summary_table(const std::vector<TaskSummary>& tasks, const std::vect
   std::string out = "<h2>Summary</h2>\n<table class=\"summary\">\n";
   out += header_row({{"Task", true}, {"Runs", false}, {"Evaluations", false}, {"Unmeasured", false},
                      {"Duplicates", false}, {std::string("Best ") + kTimes + " eager", false},
+                     {"Its geometric mean", false},
                      {std::string("Best ") + kTimes + " torch.compile", false}, {"GPU busy", false},
                      {"Best variant", true}});
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -509,22 +513,32 @@ std::string summary_table(const std::vector<TaskSummary>& tasks, const std::vect
     out += "<tr><td class=\"text\"><a href=\"#task-" + std::to_string(section + 1) + "\">" + escape(t.task) +
            "</a></td>" + cell(std::to_string(t.runs)) + cell(std::to_string(t.evaluations)) +
            cell(std::to_string(t.unmeasured)) + cell(std::to_string(t.duplicates)) +
-           cell(known(t.best_fitness, 3, kTimes)) + cell(known(t.best_vs_compile, 3, kTimes)) +
+           cell(known(t.best_fitness, 3, kTimes)) + cell(known(t.best_geometric_mean, 3, kTimes)) +
+           cell(known(t.best_vs_compile, 3, kTimes)) +
            cell(known(t.gpu_busy * 100, 1, "%")) + "<td class=\"text\"><code>" +
            escape(t.best_variant.empty() ? kNone : t.best_variant) + "</code></td></tr>\n";
   }
   return out + "</table>\n";
 }
 
+// The weight a workload has in the fitness, or that it is only checked.
+std::string weight_text(const WorkloadRow& w) {
+  if (!w.timed) return "checked, not timed";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", w.weight);
+  return buf;
+}
+
 std::string workload_table(const TaskSummary& t) {
   if (t.workloads.empty()) return "<p>No valid candidate.</p>\n";
   std::string out = "<table class=\"workloads\">\n";
-  out += header_row({{"#", false}, {"Axes", true}, {"Best (ms)", false}, {"Eager (ms)", false},
-                     {"torch.compile (ms)", false}, {"DRAM floor (ms)", false},
+  out += header_row({{"#", false}, {"Axes", true}, {"Weight", false}, {"Best (ms)", false}, {"Eager (ms)", false},
+                     {"torch.compile (ms)", false}, {"Launches", false}, {"Floor (ms)", false},
                      {std::string("Speedup ") + kTimes + " eager", false}, {"% of floor", false}});
   for (const WorkloadRow& w : t.workloads)
-    out += "<tr>" + cell(std::to_string(w.workload)) + cell(w.axes, true) + cell(known(w.best_ms, 4)) +
-           cell(known(w.eager_ms, 4)) + cell(known(w.compile_ms, 4)) + cell(known(w.floor_ms, 4)) +
+    out += "<tr>" + cell(std::to_string(w.workload)) + cell(w.axes, true) + cell(weight_text(w)) +
+           cell(known(w.best_ms, 4)) + cell(known(w.eager_ms, 4)) + cell(known(w.compile_ms, 4)) +
+           cell(w.launches > 0 ? std::to_string(w.launches) : kNone) + cell(known(w.floor_ms, 4)) +
            cell(known(w.speedup, 3, kTimes)) + cell(known(w.percent_of_floor, 1, "%")) + "</tr>\n";
   return out + "</table>\n";
 }

@@ -11,7 +11,7 @@
 namespace kevo::store {
 
 // One point of a best-so-far curve: after `evaluations` evaluations, the best fitness found
-// (geometric-mean speedup over eager). A point whose best is not positive and finite means "no
+// (speedup over eager as the campaign's fitness defines it). A point whose best is not positive and finite means "no
 // valid candidate yet" and is not drawn.
 struct CurvePoint {
   int64_t evaluations = 0;
@@ -41,9 +41,15 @@ struct WorkloadRow {
   double best_ms = 0;
   double eager_ms = 0;
   double compile_ms = 0;          // torch.compile; 0 when not measured
-  double floor_ms = 0;            // DRAM floor (bytes moved / peak bandwidth); 0 when unknown
+  // The least time the workload can take: the largest of the DRAM floor (bytes moved / measured
+  // bandwidth), the compute floor and the plan's kernel launches times the least time a launch
+  // takes (search/results.h); 0 when unknown.
+  double floor_ms = 0;
   double speedup = 0;             // over eager, as measured
   double percent_of_floor = 0;    // floor_ms / best_ms * 100; 0 when unknown
+  int32_t launches = 0;           // kernel launches and library calls of the plan; 0 when unknown
+  double weight = 1;              // the contract's weight of the workload
+  bool timed = true;              // false: checked for correctness only (no times)
 };
 
 // One task of the campaign, over all its runs.
@@ -53,7 +59,8 @@ struct TaskSummary {
   int64_t evaluations = 0;
   int64_t unmeasured = 0;         // proposals a replay evaluator had no recording for
   int64_t duplicates = 0;
-  double best_fitness = 0;        // geometric-mean speedup over eager; 0 when no valid candidate
+  double best_fitness = 0;        // the campaign's fitness (ReportData::fitness); 0 when no valid candidate
+  double best_geometric_mean = 0; // the best's geometric mean of per-workload speedups; 0 when unknown
   double best_vs_compile = 0;     // the same best over torch.compile; 0 when unknown
   std::string best_variant;       // space and knobs, e.g. "reduce_rows{threads=256, vec=4}"
   double gpu_busy = 0;            // fraction 0..1 of wall time the GPUs measured; 0 when unknown
@@ -67,6 +74,7 @@ struct ReportData {
   std::string gpu;
   std::string created;            // as stored in the campaign file, e.g. ISO 8601
   std::string command;            // the command line that ran the campaign
+  std::string fitness;            // core/fitness.h's name of the fitness the file measured
   std::vector<ReportSeries> series;
   std::vector<TaskSummary> tasks;
   std::vector<std::string> notes; // free-form lines, e.g. "replay: 12 proposals had no recording"

@@ -47,13 +47,15 @@ json task_json(const TaskSummary& t) {
     rows.push_back({{"workload", w.workload}, {"axes", w.axes}, {"best_ms", w.best_ms},
                     {"eager_ms", w.eager_ms}, {"compile_ms", or_null(w.compile_ms)},
                     {"floor_ms", or_null(w.floor_ms)}, {"speedup", w.speedup},
-                    {"percent_of_floor", or_null(w.percent_of_floor)}});
+                    {"percent_of_floor", or_null(w.percent_of_floor)}, {"launches", w.launches},
+                    {"weight", w.weight}, {"timed", w.timed}});
   return {{"task", t.task},
           {"runs", t.runs},
           {"evaluations", t.evaluations},
           {"unmeasured", t.unmeasured},
           {"duplicates", t.duplicates},
           {"best_fitness", or_null(t.best_fitness)},
+          {"best_geometric_mean", or_null(t.best_geometric_mean)},
           {"best_speedup_vs_compile", or_null(t.best_vs_compile)},
           {"best_variant", t.best_variant},
           {"gpu_busy", or_null(t.gpu_busy)},
@@ -142,6 +144,13 @@ WorkloadRow workload_from(const json& j, const std::string& where) {
   w.floor_ms = real(j, where, "floor_ms");
   w.speedup = real(j, where, "speedup");
   w.percent_of_floor = real(j, where, "percent_of_floor");
+  // Reports before the workload mix have none of these: every workload timed, weight 1.
+  if (j.contains("launches")) w.launches = static_cast<int32_t>(integer(j, where, "launches"));
+  if (j.contains("weight")) w.weight = real(j, where, "weight");
+  if (j.contains("timed")) {
+    if (!j.at("timed").is_boolean()) bad(where + ".timed", "expected true or false");
+    w.timed = j.at("timed").get<bool>();
+  }
   return w;
 }
 
@@ -153,6 +162,7 @@ TaskSummary task_from(const json& j, const std::string& where) {
   t.unmeasured = integer(j, where, "unmeasured");
   t.duplicates = integer(j, where, "duplicates");
   t.best_fitness = real(j, where, "best_fitness");
+  if (j.contains("best_geometric_mean")) t.best_geometric_mean = real(j, where, "best_geometric_mean");
   t.best_vs_compile = real(j, where, "best_speedup_vs_compile");
   t.best_variant = text(j, where, "best_variant");
   t.gpu_busy = real(j, where, "gpu_busy");
@@ -176,6 +186,7 @@ json report_json(const ReportData& d) {
             {"gpu", d.gpu},
             {"created", d.created},
             {"command", d.command}}},
+          {"fitness", d.fitness},
           {"notes", d.notes},
           {"tasks", tasks},
           {"series", series}};
@@ -194,6 +205,7 @@ ReportData report_from_json(const json& j) {
   d.gpu = text(c, "$.campaign", "gpu");
   d.created = text(c, "$.campaign", "created");
   d.command = text(c, "$.campaign", "command");
+  if (j.contains("fitness")) d.fitness = text(j, "$", "fitness");  // reports before it: none
   const json& notes = array(j, "$", "notes");
   for (size_t i = 0; i < notes.size(); ++i) {
     if (!notes[i].is_string()) bad(at("$.notes", i), "expected a string");

@@ -247,6 +247,15 @@ TEST(Run, ReportAndExportOfAReplayedCampaign) {
     EXPECT_NE(header.find("kevo_" + std::string(t)), std::string::npos) << t;
     EXPECT_NE(header.find("Campaign "), std::string::npos) << t;
   }
+  // --torch: beside each header the extension, its loader and the contract.
+  std::string torch_dir = temp_path("exported_torch");
+  auto pt = testing::run_kevo("export " + c + " --torch --out " + torch_dir);
+  ASSERT_EQ(pt.status, 0) << pt.out;
+  EXPECT_NE(pt.out.find("torch.ops.kevo.relu"), std::string::npos) << pt.out;
+  EXPECT_NE(slurp(torch_dir + "/relu_torch.cu").find("TORCH_LIBRARY_FRAGMENT(kevo, m)"), std::string::npos);
+  EXPECT_NE(slurp(torch_dir + "/relu_torch.cu").find("#include \"relu.cuh\""), std::string::npos);
+  EXPECT_NE(slurp(torch_dir + "/relu_torch.py").find("return torch.ops.kevo.relu"), std::string::npos);
+  EXPECT_NE(slurp(torch_dir + "/relu.json").find("\"workloads\""), std::string::npos);
   auto bad = testing::run_kevo("report " + temp_path("none.h5") + " --html " + html);
   EXPECT_EQ(bad.status, 2) << bad.out;
 }

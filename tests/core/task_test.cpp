@@ -69,6 +69,24 @@ TEST(Task, SizeExpressionsAndConstAxes) {
   EXPECT_EQ(t.shape_of(t.outputs[0], t.workloads[0]), (Shape{3, 8}));
 }
 
+TEST(Task, WorkloadsCarryWeightsAndCheckedOnlyShapes) {
+  Task t = parse_task(edit(R"([{"B": 4096, "D": 393216}, {"B": 16, "D": 16384}])",
+                           R"([{"B": 4096, "D": 393216, "weight": 3.5}, {"axes": {"B": 16, "D": 16384}, "timed": false}])"),
+                      "t.json");
+  ASSERT_EQ(t.workloads.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.workloads[0].weight, 3.5);
+  EXPECT_TRUE(t.workloads[0].timed);
+  EXPECT_EQ(t.workloads[0].axes.size(), 2u);  // "weight" is no axis
+  EXPECT_DOUBLE_EQ(t.workloads[1].weight, 1.0);
+  EXPECT_FALSE(t.workloads[1].timed);
+  EXPECT_TRUE(t.is_timed(0));
+  EXPECT_FALSE(t.is_timed(1));
+  EXPECT_FALSE(t.is_timed(2));
+  Task plain = parse_task(kBase, "t.json");
+  EXPECT_DOUBLE_EQ(plain.workloads[1].weight, 1.0);
+  EXPECT_TRUE(plain.workloads[1].timed);
+}
+
 struct Malformed {
   const char* what;
   std::string text;
@@ -240,6 +258,22 @@ std::vector<Malformed> malformed_cases() {
       {"stack of unequal shapes", edit("torch.softmax(x, dim=1)", "torch.stack((x, x[1:]))"),
        "t.json:11:16: reference:4:24: argument 'tensors' of stack: stack expects each tensor to be equal "
        "size, but got [4096, 393216] at entry 0 and [4095, 393216] at entry 1 (workload 0)"},
+      {"zero weight", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 16384, "weight": 0})"),
+       "t.json:12:75: workloads[1].weight: must be positive (how often the shape occurs), got 0"},
+      {"negative weight", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 16384, "weight": -2.5})"),
+       "t.json:12:75: workloads[1].weight: must be positive (how often the shape occurs), got -2.5"},
+      {"weight not a number", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 16384, "weight": "often"})"),
+       "t.json:12:75: workloads[1].weight: must be a number, got a string"},
+      {"timed not a boolean", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 16384, "timed": 0})"),
+       "t.json:12:74: workloads[1].timed: must be true or false, got a number"},
+      {"no timed workload",
+       edit(R"([{"B": 4096, "D": 393216}, {"B": 16, "D": 16384}])",
+            R"([{"B": 4096, "D": 393216, "timed": false}, {"B": 16, "D": 16384, "timed": false}])"),
+       "t.json:12:16: workloads: no workload is timed: the fitness needs at least one (drop \"timed\": false from one)"},
+      {"misspelt weight", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 16384, "wieght": 2})"),
+       "t.json:12:65: workloads[1].wieght: unknown axis 'wieght'"},
+      {"axis named weight", edit(R"("D": {"type": "var"}})", R"("D": {"type": "var"}, "weight": {"type": "var"}})"),
+       "t.json:4:56: axes.weight: axis name 'weight' is reserved: a workload's \"weight\" says how it is used"},
   };
 }
 

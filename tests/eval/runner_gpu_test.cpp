@@ -26,6 +26,9 @@ class RunnerGpu : public ::testing::Test {
     if (!cuda_api()) GTEST_SKIP() << "no CUDA GPU: " << cuda_driver_status().error;
     if (!torch::cuda::is_available()) GTEST_SKIP() << "LibTorch sees no CUDA GPU";
     task_ = load_task(kRoot + "tasks/01_relu.json");
+    // The planted faults run on the small workload for speed, timed there as the tests expect;
+    // the contract checks it without timing (ACheckedOnlyWorkloadIsCheckedNotTimed).
+    task_.workloads[1].timed = true;
   }
 
   EvalOptions options(std::vector<int> workloads) const {
@@ -130,6 +133,31 @@ TEST_F(RunnerGpu, AnHonestCandidatePassesTheHeldBackCheck) {
   EXPECT_TRUE(m.held_back_checked);
   ASSERT_EQ(m.workloads.size(), 1u);
   EXPECT_EQ(m.workloads[0].workload, 0);
+}
+
+// The contract's small workload is checked, not timed: every trial runs there (a kernel wrong
+// there has no fitness), nothing is timed there, and the fitness is the timed workload's alone.
+TEST_F(RunnerGpu, ACheckedOnlyWorkloadIsCheckedNotTimed) {
+  task_.workloads[1].timed = false;  // as tasks/01_relu.json says
+  Runner all(options({}));
+  Measurement m = all.evaluate({job("relu_ok")}).front();
+  report(m);
+  ASSERT_EQ(m.status, EvalStatus::Ok) << m.error;
+  ASSERT_EQ(m.workloads.size(), 2u);
+  const WorkloadMeasurement& big = m.workloads[0];
+  const WorkloadMeasurement& small = m.workloads[1];
+  EXPECT_TRUE(big.timed);
+  EXPECT_GT(big.candidate.n, 0);
+  EXPECT_FALSE(small.timed);
+  EXPECT_EQ(small.trials, 3);
+  EXPECT_EQ(small.candidate.n, 0);
+  EXPECT_EQ(small.eager.n, 0);
+  EXPECT_EQ(small.speedup, 0.0);
+  EXPECT_NEAR(m.fitness, big.eager.median_ms / big.candidate.median_ms, 1e-9 * m.fitness);
+  Runner checked(options({1}));
+  Measurement wrong = checked.evaluate({job("relu_wrong")}).front();
+  EXPECT_EQ(wrong.status, EvalStatus::WrongResult) << wrong.error;
+  EXPECT_EQ(wrong.fitness, 0.0);
 }
 
 TEST_F(RunnerGpu, FiftyEvaluationsWithFaultsInterleavedLoseNothing) {

@@ -21,6 +21,7 @@ inline CampaignContents head_of(const CampaignContents& c) {
   h.created = c.created;
   h.templates_hash = c.templates_hash;
   h.command = c.command;
+  h.fitness = c.fitness;
   h.tasks = c.tasks;
   h.runs = c.runs;
   return h;

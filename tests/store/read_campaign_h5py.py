@@ -161,7 +161,7 @@ def main():
         return 2
     doc, sample, appended, empty = sys.argv[1:]
     datasets, attributes = documented(doc)
-    check(len(datasets) > 60 and len(attributes) == 7,
+    check(len(datasets) > 60 and len(attributes) == 8,
           f"{doc}: found {len(datasets)} datasets and {len(attributes)} attributes in its tables")
     with h5py.File(sample, "r") as f:
         check_layout(f, "sample", datasets, attributes)

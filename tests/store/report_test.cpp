@@ -42,6 +42,7 @@ ReportData sample() {
   d.created = "2024-07-01T12:00:00Z";
   d.command = "kevo search tasks/softmax_rows.json --arms random,learned --seeds 2";
   d.notes = {"replay: 12 proposals had no recording"};
+  d.fitness = "weighted_time_v1";
   d.series.push_back(curve("softmax_rows", "random", "1", {{1, 0.02}, {40, 0.4}, {120, 1.1}, {400, 1.9}}));
   d.series.push_back(curve("softmax_rows", "random", "2", {{1, 0.0}, {10, 0.05}, {200, 1.5}, {400, 1.6}}));
   ReportSeries mean = curve("softmax_rows", "random", "mean", {{100, 0.8}, {200, 1.3}, {300, 1.6}, {400, 1.75}});
@@ -60,8 +61,9 @@ ReportData sample() {
   t.best_vs_compile = 1.25;
   t.best_variant = "reduce_rows{threads=256, vec=4, single_pass=1}";
   t.gpu_busy = 0.83;
-  t.workloads = {{0, "B=4096 D=393216", 3.1, 5.9, 4.0, 2.9, 1.903, 93.5},
-                 {1, "B=16 D=16384", 0.0102, 0.0194, 0, 0, 1.902, 0}};
+  t.workloads = {{0, "B=4096 D=393216", 3.1, 5.9, 4.0, 2.9, 1.903, 93.5, 1, 4.0, true},
+                 {1, "B=16 D=16384", 0.0102, 0.0194, 0, 0, 1.902, 0, 1, 1.0, true},
+                 {2, "B=3 D=17", 0, 0, 0, 0.001, 0, 0, 1, 1.0, false}};
   d.tasks.push_back(t);
   TaskSummary r;
   r.task = "rms_norm";
@@ -363,6 +365,31 @@ TEST(Report, TickLabelsAreRound) {
   EXPECT_EQ(lin.find(">0.5<"), std::string::npos) << "evaluations are whole numbers";
 }
 
+TEST(Report, ShowsTheFitnessAndHowEachWorkloadCounts) {
+  const std::string html = render_html(sample());
+  for (const char* figure : {"<th>Fitness</th>", "weighted_time_v1: the time saved over the weighted mix",
+                             "<th>Weight</th>", "<td>4</td>", "checked, not timed", "<th>Launches</th>",
+                             "<th>Its geometric mean</th>"})
+    EXPECT_NE(html.find(figure), std::string::npos) << figure;
+  ReportData old = sample();
+  old.fitness = "";  // a campaign file before the fitness was recorded
+  EXPECT_NE(render_html(old).find("geometric_mean_v0: the geometric mean"), std::string::npos);
+}
+
+TEST(ReportJson, ReportsBeforeTheWorkloadMixStillRead) {
+  nlohmann::json j = report_json(sample());
+  j.erase("fitness");
+  for (auto& t : j["tasks"]) {
+    t.erase("best_geometric_mean");
+    for (auto& w : t["workloads"]) w.erase("launches"), w.erase("weight"), w.erase("timed");
+  }
+  const ReportData back = report_from_json(j);
+  EXPECT_EQ(back.fitness, "");
+  EXPECT_TRUE(back.tasks[0].workloads[2].timed);
+  EXPECT_EQ(back.tasks[0].workloads[0].weight, 1.0);
+  EXPECT_EQ(back.tasks[0].workloads[0].launches, 0);
+}
+
 TEST(ReportJson, RoundTripsTheFigures) {
   ReportData d = sample();
   d.series[1].points[0].best = NAN;  // no valid candidate yet: null in JSON
@@ -390,6 +417,10 @@ TEST(ReportJson, RoundTripsTheFigures) {
   EXPECT_EQ(back.tasks[0].gpu_busy, 0.83);
   EXPECT_EQ(back.tasks[0].workloads[0].percent_of_floor, 93.5);
   EXPECT_EQ(back.tasks[0].workloads[1].best_ms, 0.0102);
+  EXPECT_EQ(back.fitness, "weighted_time_v1");
+  EXPECT_EQ(back.tasks[0].workloads[0].weight, 4.0);
+  EXPECT_EQ(back.tasks[0].workloads[0].launches, 1);
+  EXPECT_FALSE(back.tasks[0].workloads[2].timed);
   EXPECT_EQ(render_html(back), render_html(report_from_json(j)));
 }
 

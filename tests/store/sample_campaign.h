@@ -38,6 +38,7 @@ inline CampaignContents sample_campaign(int variants = 40) {
   c.created = "2025-01-02T03:04:05Z";
   c.templates_hash = std::string(64, 'f');
   c.command = kSampleCommand;
+  c.fitness = "weighted_time_v1";
 
   const std::string contract = "{\n  \"name\": \"softmax\",\n  \"note\": \"a \\\"quoted\\\" word, \xC3\xA9t\xC3\xA9\"\n}\n";
   c.tasks = {{"softmax", contract, sha256_hex(contract)}, {"layer norm \xE2\x9C\x93", "{}", sha256_hex("{}")}};

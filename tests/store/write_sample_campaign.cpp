@@ -31,7 +31,9 @@ int main(int argc, char** argv) {
       w->commit(deltas[g]);
     }
     w->close();
-    kevo::store::write_campaign(dir + "/empty.h5", kevo::store::CampaignContents{});
+    kevo::store::CampaignContents empty;
+    empty.fitness = c.fitness;  // what every campaign of this kevo records
+    kevo::store::write_campaign(dir + "/empty.h5", empty);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "write_sample_campaign: %s\n", e.what());
     return 1;
