@@ -173,8 +173,13 @@ int ProgramBuilder::elementwise(const Node& n) {
   const int id = static_cast<int>(&n - &g.nodes[0]);
   v.map = [&g, id, ops, r](Code& c, const std::string& i) {
     const Node& n = g.nodes[static_cast<size_t>(id)];
+    // Each operand read once into a name: the emitted expressions use an operand several times.
     std::vector<std::string> args;
-    for (int u : ops) args.push_back(c.read(u, c.broadcast(u, i, r)));
+    for (int u : ops) {
+      const std::string x = c.fresh("x");
+      c.line("const float " + x + " = " + c.read(u, c.broadcast(u, i, r)) + ";");
+      args.push_back(x);
+    }
     if (n.op == "cast") return cast_to(args[0], attr_str(n, "dtype"));
     std::string e = extra_elementwise(n, args);
     if (!e.empty()) return e;
