@@ -54,6 +54,15 @@ std::vector<int64_t> Dims::sizes(int v, int d) const {
 // Output dims of convolutions and pooling by their formulas; "" where the op has none.
 std::string Dims::formula(const Node& n, int d) const {
   const std::string& op = n.op;
+  if (op == "cat" && d == static_cast<int>(attr_int(n, "dim"))) {
+    std::string e;
+    for (int u : n.inputs) {
+      const std::string ud = at(u, d);
+      if (ud.empty()) return "";
+      e += (e.empty() ? "" : " + ") + paren(ud);
+    }
+    return e;
+  }
   const bool conv = op.rfind("conv", 0) == 0, pool = op.find("pool") != std::string::npos && op.find("adaptive") == std::string::npos;
   if (!conv && !pool) return "";
   const int x = n.inputs[0];

@@ -257,6 +257,8 @@ std::vector<int> norm_op(ProgramBuilder& b, const Node& n, const std::string& wh
     for (int d = 0; d < r; ++d)
       if (d != 1) dims.push_back(d);
     param_dim = 1;
+  } else if (n.op == "group_norm") {
+    param_dim = 1;  // weight and bias per channel
   }
   auto affine = [w, bias, param_dim, eps](Code& c, const std::string& xv, const std::string& mean, const std::string& var,
                                           const std::string& i, int rank) {

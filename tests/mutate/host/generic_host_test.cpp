@@ -168,5 +168,64 @@ INSTANTIATE_TEST_SUITE_P(Generic, DevelopmentTask,
                            return n;
                          });
 
+// Every op family the generic lowering has, on small contracts of two workloads (sizes as
+// expressions over the axes): each must match the reference for random genomes.
+struct OpCase {
+  const char* name;
+  const char* reference;
+  const char* inputs;
+  const char* outputs;
+  double tol;
+};
+
+const OpCase kOps[] = {
+    {"views_cat_flip_select", "def run(x):\n    a = torch.cat([x.flip(1), x[:, 1:3]], dim=1)\n    return a.permute(1, 0).unsqueeze(0).narrow(1, 1, 2).select(0, 0).tril(1)",
+     R"({"x": {"shape": ["B", "D"], "dtype": "float32"}})", R"({"y": {"shape": [2, "B"], "dtype": "float32"}})", 1e-5},
+    {"chunk_bf16_cast", "def run(x):\n    a, b = x.chunk(2, dim=1)\n    return (F.silu(a.float()) * b.float()).to(torch.bfloat16)",
+     R"({"x": {"shape": ["B", "2 * D"], "dtype": "bfloat16"}})", R"({"y": {"shape": ["B", "D"], "dtype": "bfloat16"}})", 2e-2},
+    {"reductions", "def run(x):\n    return torch.logsumexp(x, dim=1) + x.amin(dim=1) * x.argmin(dim=1) + torch.norm(x, p=2, dim=1) + x.prod(dim=1)",
+     R"({"x": {"shape": ["B", "D"], "dtype": "float32"}})", R"({"y": {"shape": ["B"], "dtype": "float32"}})", 1e-4},
+    {"max_with_indices_log_softmax", "def run(x):\n    v, i = torch.max(F.log_softmax(x, dim=0), dim=1)\n    return v, i",
+     R"({"x": {"shape": ["B", "D"], "dtype": "float32"}})", R"({"v": {"shape": ["B"], "dtype": "float32"}, "i": {"shape": ["B"], "dtype": "int64"}})", 1e-4},
+    {"batched_matmul_einsum", "def run(a, b, c):\n    return torch.matmul(a, b) + torch.einsum('ik,jk->ij', a[0], c).unsqueeze(0) + torch.bmm(a, b)",
+     R"({"a": {"shape": [2, "B", "D"], "dtype": "float32"}, "b": {"shape": [2, "D", 5], "dtype": "float32"}, "c": {"shape": [5, "D"], "dtype": "float32"}})",
+     R"({"y": {"shape": [2, "B", 5], "dtype": "float32"}})", 1e-4},
+    {"group_norm", "def run(x, w, b):\n    return F.group_norm(x, 2, w, b)",
+     R"({"x": {"shape": ["B", 4, "D", 3], "dtype": "float32"}, "w": {"shape": [4], "dtype": "float32"}, "b": {"shape": [4], "dtype": "float32"}})",
+     R"({"y": {"shape": ["B", 4, "D", 3], "dtype": "float32"}})", 1e-3},
+    {"instance_norm", "def run(x, w, b):\n    return F.instance_norm(x)",
+     R"({"x": {"shape": ["B", 4, "D", 3], "dtype": "float32"}, "w": {"shape": [4], "dtype": "float32"}, "b": {"shape": [4], "dtype": "float32"}})",
+     R"({"y": {"shape": ["B", 4, "D", 3], "dtype": "float32"}})", 1e-3},
+    {"batch_norm", "def run(x, w, b):\n    return F.batch_norm(x, None, None, w, b, training=True)",
+     R"({"x": {"shape": ["B", 4, "D", 3], "dtype": "float32"}, "w": {"shape": [4], "dtype": "float32"}, "b": {"shape": [4], "dtype": "float32"}})",
+     R"({"y": {"shape": ["B", 4, "D", 3], "dtype": "float32"}})", 1e-3},
+    {"norms", "def run(x, w, b):\n    y = F.group_norm(x, 2, w, b) + F.instance_norm(x) + F.batch_norm(x, None, None, w, b, training=True)\n    return F.layer_norm(y, y.shape[2:])",
+     R"({"x": {"shape": ["B", 4, "D", 3], "dtype": "float32"}, "w": {"shape": [4], "dtype": "float32"}, "b": {"shape": [4], "dtype": "float32"}})",
+     R"({"y": {"shape": ["B", 4, "D", 3], "dtype": "float32"}})", 1e-3},
+    {"conv_transpose2d_groups", "def run(x, w, b):\n    return F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2, dilation=1)",
+     R"({"x": {"shape": ["B", 4, "D", 5], "dtype": "float32"}, "w": {"shape": [4, 3, 3, 2], "dtype": "float32"}, "b": {"shape": [6], "dtype": "float32"}})",
+     R"({"y": {"shape": ["B", 6, "2 * D", 9], "dtype": "float32"}})", 1e-4},
+    {"conv1d_conv3d", "def run(x, w, v, k):\n    return F.conv1d(x, w, stride=2, padding=1, dilation=2, groups=2).sum() + F.conv3d(v, k, padding=1).sum()",
+     R"({"x": {"shape": ["B", 4, "D"], "dtype": "float32"}, "w": {"shape": [6, 2, 3], "dtype": "float32"}, "v": {"shape": [1, 2, "B", 4, 5], "dtype": "float32"}, "k": {"shape": [3, 2, 3, 3, 3], "dtype": "float32"}})",
+     R"({"y": {"shape": [], "dtype": "float32"}})", 1e-3},
+    {"pools", "def run(x):\n    a = F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)\n    b = F.adaptive_avg_pool2d(x, (3, 2))\n    c, i = F.max_pool2d(x, 2, stride=2, return_indices=True)\n    return a.sum(dim=(2, 3)) + b.amax(dim=(2, 3)) + c.mean(dim=(2, 3)), i",
+     R"({"x": {"shape": ["B", 3, "D", 7], "dtype": "float32"}})",
+     R"({"y": {"shape": ["B", 3], "dtype": "float32"}, "i": {"shape": ["B", 3, "D // 2", 3], "dtype": "int64"}})", 1e-4},
+    {"scans_fp16", "def run(x):\n    return torch.cumprod(x, dim=0) + torch.cumsum(x.flip(1), dim=1)",
+     R"({"x": {"shape": ["B", "D"], "dtype": "float16", "init": {"dist": "uniform", "low": 0.5, "high": 1.5}}})", R"({"y": {"shape": ["B", "D"], "dtype": "float16"}})", 2e-2},
+    {"losses", "def run(x, t, p, q, k):\n    return F.cross_entropy(x, k) + F.kl_div(p.log_softmax(1), q.softmax(1), reduction='batchmean') + F.smooth_l1_loss(p, q) + F.triplet_margin_loss(p, q, x[:, :4])",
+     R"({"x": {"shape": ["B", "D"], "dtype": "float32"}, "t": {"shape": ["B"], "dtype": "float32"}, "p": {"shape": ["B", 4], "dtype": "float32"}, "q": {"shape": ["B", 4], "dtype": "float32"}, "k": {"shape": ["B"], "dtype": "int64", "init": {"dist": "randint", "low": 0, "high": 4}}})",
+     R"({"y": {"shape": [], "dtype": "float32"}})", 1e-4},
+};
+
+class OpFamily : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(OpFamily, RandomGenomesMatchTheReferenceOnTheHost) {
+  const OpCase& c = GetParam();
+  check(contract(c.reference, c.inputs, c.outputs, R"([{"B": 3, "D": 8}, {"B": 2, "D": 6}])", c.tol), 3, 9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Generic, OpFamily, ::testing::ValuesIn(kOps), [](const auto& info) { return std::string(info.param.name); });
+
 }  // namespace
 }  // namespace kevo::mutate
