@@ -144,6 +144,16 @@ void Dims::resolve(int v) {
         }
       }
     }
+    if (found.empty() && p >= 0) {
+      // An operand's dim less or more a constant (a narrow to all but the last element).
+      for (int u : g.nodes[static_cast<size_t>(p)].inputs) {
+        if (u < 0 || !found.empty()) continue;
+        for (const std::string& ud : dims_[u])
+          for (int c = 1; c <= 16 && found.empty(); ++c)
+            for (const char* op : {" - ", " + "})
+              if (found.empty() && fits(paren(ud) + op + std::to_string(c), want)) found = paren(ud) + op + std::to_string(c);
+      }
+    }
     if (found.empty() && p >= 0 && !g.nodes[static_cast<size_t>(p)].inputs.empty() && g.nodes[static_cast<size_t>(p)].inputs[0] >= 0) {
       // The dim a reshape's -1 resolved: the operand's size over the other dims.
       const int u = g.nodes[static_cast<size_t>(p)].inputs[0];

@@ -2,6 +2,7 @@
 // convolutions, pooling, scans and losses, each as reductions (an output element = the reduction
 // of K terms read through accessors) and maps over them.
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -432,6 +433,45 @@ std::vector<int> product_op(ProgramBuilder& b, const Node& n, const std::string&
     for (int in : n.inputs) ops.push_back(b.of(in));
     return {contraction(b, what, shape, ops, labels, out, plain())};
   }
+  if (n.op == "scaled_dot_product_attention") {
+    // softmax(q k^T * scale + mask) v: the scores stored, their row statistics, then the product.
+    const int q = b.of(n.inputs[0]), k = b.of(n.inputs[1]), v = b.of(n.inputs[2]);
+    const int mask = n.inputs.size() > 3 ? b.of(n.inputs[3]) : -1;
+    const Value& qv = b.value(q);
+    const int r = qv.rank();
+    if (b.value(k).rank() != r || b.value(v).rank() != r) throw std::runtime_error("attention operands of different ranks");
+    const std::string batch = letters(0, r - 2);
+    const double scale = number_or(n, "scale", 0.0);  // 0: 1/sqrt(E), E of each workload
+    const bool causal = bool_or(n, "is_causal", false);
+    const bool bool_mask = mask >= 0 && b.value(mask).dtype == DType::Bool;
+    std::vector<std::string> sdims(ro);
+    std::vector<std::string> out_dims = shape.dims;
+    for (int d = 0; d < ro - 1; ++d) sdims[static_cast<size_t>(d)] = out_dims[static_cast<size_t>(d)];
+    sdims[static_cast<size_t>(ro - 1)] = b.value(k).dims[static_cast<size_t>(r - 2)];
+    Value sshape = b.shaped(shape, sdims, [&b, k, r](const std::vector<int64_t>& s) {
+      std::vector<int64_t> o = s;
+      o.back() = b.value(k).sizes[0][static_cast<size_t>(r - 2)];
+      return o;
+    });
+    for (size_t w = 0; w < sshape.sizes.size(); ++w) sshape.sizes[w].back() = b.value(k).sizes[w][static_cast<size_t>(r - 2)];
+    Finish fin = [=](Code& c, const std::string& o, const std::string& acc, const std::string&) {
+      std::string e = acc + " * " + (scale != 0.0 ? float_literal(scale) : "(1.f / sqrtf((float)" + c.dim(q, r - 1) + "))");
+      if (causal) e = "(" + at(o, ro - 1) + " <= " + at(o, ro - 2) + " ? " + e + " : -__int_as_float(0x7f800000))";
+      if (mask >= 0) {
+        const std::string m = c.read(mask, c.broadcast(mask, o, ro));
+        e = bool_mask ? "(" + m + " != 0.f ? " + e + " : -__int_as_float(0x7f800000))" : e + " + " + m;
+      }
+      return e;
+    };
+    const int scores = contraction(b, what + " (scores)", sshape, {q, k}, {batch + "LE", batch + "SE"}, batch + "LS", fin,
+                                   mask >= 0 ? std::vector<int>{mask} : std::vector<int>{});
+    auto [m, z] = softmax_stats(b, what, scores, {ro - 1});
+    const int probs = elementwise_map(b, b.value(scores), what + " (probabilities)", {scores, m, z},
+                                      [](Code&, const std::vector<std::string>& a, const std::string&) {
+                                        return "expf(" + a[0] + " - " + a[1] + ") / " + a[2];
+                                      });
+    return {contraction(b, what, shape, {probs, v}, {batch + "LS", batch + "SV"}, batch + "LV", plain())};
+  }
   (void)ro;
   return {};
 }
@@ -448,7 +488,8 @@ std::vector<int> lower_op(ProgramBuilder& b, const Node& n) {
   if (reductions.count(n.op)) return reduction_op(b, n, what);
   if (n.op == "softmax" || n.op == "log_softmax") return softmax_op(b, n, what);
   if (n.op.find("_norm") != std::string::npos && n.op != "weight_norm") return norm_op(b, n, what);
-  if (n.op == "linear" || n.op == "matmul" || n.op == "bmm" || n.op == "einsum") return product_op(b, n, what);
+  if (n.op == "linear" || n.op == "matmul" || n.op == "bmm" || n.op == "einsum" || n.op == "scaled_dot_product_attention")
+    return product_op(b, n, what);
   if (n.op == "cumsum" || n.op == "cumprod") {
     Value v = b.like(n.outputs[0], what);
     v.kind = Kind::Scan;
