@@ -383,16 +383,17 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
   const bool epilogue = !epilogue_candidates(*prog, stored).empty();
   std::vector<Facts> facts;
   for (size_t w = 0; w < tg->workloads(); ++w) {
-    int64_t most = 1;
+    int64_t most = 1, outputs = 1;
     for (const Value& val : prog->values) {
       most = std::max(most, val.numel(w));
+      if (val.kind != Kind::Input) outputs = std::max(outputs, val.numel(w));
       if (val.kind == Kind::Reduce) {
         int64_t k = 1;
         for (const std::string& e : val.extents) k *= AxisExpr::parse(e).eval(tg->task().axis_values(tg->task().workloads[w]));
         most = std::max(most, k);
       }
     }
-    facts.push_back({{"max_elems", most}, {"has_reduce", reduce}, {"has_contract", contract},
+    facts.push_back({{"max_elems", most}, {"max_out", outputs}, {"has_reduce", reduce}, {"has_contract", contract},
                      {"has_materialize", materialize}, {"has_epilogue", epilogue}});
   }
   out.push_back(std::make_unique<GenericSpace>(tg, prog, std::move(facts)));
