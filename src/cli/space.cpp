@@ -10,6 +10,7 @@
 #include "core/candidate.h"
 #include "core/task.h"
 #include "eval/compile_pool.h"
+#include "mutate/families.h"
 #include "mutate/space.h"
 
 namespace kevo::cli {
@@ -79,8 +80,10 @@ int cmd_space(const std::vector<std::string>& args) {
     return 2;
   }
   auto spaces = mutate::lower(task);
+  // The baseline's refusal, where it has one: what the generic family cannot lower yet.
+  const std::string refusal = mutate::generic_refusal(mutate::TaskGraph(task));
   if (spaces.empty()) {
-    std::cout << task.name << ": no template family serves this task yet\n";
+    std::cout << task.name << ": no template family serves this task yet (generic: " << refusal << ")\n";
     return 1;
   }
   std::cout << task.name << ": " << spaces.size() << " design space" << (spaces.size() == 1 ? "" : "s") << "\n";

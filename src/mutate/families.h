@@ -104,5 +104,11 @@ std::vector<std::unique_ptr<DesignSpace>> lower_reduce_scalar(const TaskGraphPtr
 std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tg);
+// The baseline every task has (space_generic.cpp). lower() offers it where no other family
+// serves the task, or for every task when KEVO_GENERIC=everywhere (generic_everywhere()).
+std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg);
+bool generic_everywhere();
+// Why the generic family does not lower a task ("" when it does).
+std::string generic_refusal(const TaskGraph& tg);
 
 }  // namespace kevo::mutate

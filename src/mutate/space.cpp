@@ -97,6 +97,10 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task, const std::str
   std::vector<std::unique_ptr<DesignSpace>> out;
   for (const auto& family : family_lowerings())
     for (auto& s : family(tg)) {
+      // The generic baseline joins only where no specialised family serves the task, so that the
+      // spaces (and the proposals) of tasks lowered before it stay as they were; KEVO_GENERIC=
+      // everywhere offers it for every task.
+      if (s->manifest().family == "generic" && !out.empty() && !generic_everywhere()) continue;
       s->restrict_to(arch);
       out.push_back(std::move(s));
     }
