@@ -18,7 +18,8 @@ kevo=$(realpath "${KEVO:-$root/build/kevo}")
 mode=${1:?usage: bench/ablation_loo.sh train|replay|gpu POLICY_DIR [OUT_DIR]}
 policies=$(realpath -m --relative-to="$root" "${2:?usage: bench/ablation_loo.sh train|replay|gpu POLICY_DIR [OUT_DIR]}")
 cd "$root" || exit 1
-held=(01_relu 08_gelu_tanh_explicit 09_cumsum 12_max_pool2d)
+# HELD (space-separated task files' stems) overrides the held-out tasks.
+read -r -a held <<< "${HELD:-01_relu 08_gelu_tanh_explicit 09_cumsum 12_max_pool2d}"
 # Development tasks with replay sweeps in results/spaces/.
 recorded=(01_relu 02_gelu 03_softmax 05_layer_norm 08_gelu_tanh_explicit 09_cumsum 12_max_pool2d)
 seeds=${SEEDS:-5}
