@@ -16,6 +16,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from kevo_rl import deps  # noqa: E402
+import verdict  # noqa: E402  (tests/tools/verdict.py, beside this file)
 
 SYSTEM = {"role": "system", "content": "Improve the kernel. Reply with SEARCH/REPLACE blocks."}
 GROUPS = [
@@ -106,10 +107,7 @@ def main():
         r = subprocess.run(cmd[:3] + [bad] + cmd[4:], capture_output=True, text=True)
         if r.returncode != 2 or len(r.stderr.strip().splitlines()) != 1:
             failures.append("a malformed samples file: exit %d, %r" % (r.returncode, r.stderr))
-    for f in failures:
-        print("FAIL: " + f)
-    print("%d passed, %d failed" % (1 if not failures else 0, 1 if failures else 0))
-    return 1 if failures else 0
+    return verdict.finish(failures)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from kevo_rl.reward_client import KevoReward, KevoServeError, evaluate  # noqa: E402
+import verdict  # noqa: E402  (tests/tools/verdict.py, beside this file)
 
 
 def start(kevo, bind, env):
@@ -73,10 +74,7 @@ def main():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    for f in failures:
-        print("FAIL: " + f)
-    print("%d passed, %d failed" % (1 if not failures else 0, 1 if failures else 0))
-    return 1 if failures else 0
+    return verdict.finish(failures)
 
 
 if __name__ == "__main__":

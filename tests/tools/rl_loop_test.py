@@ -25,6 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from kevo_rl import deps  # noqa: E402
+import verdict  # noqa: E402  (tests/tools/verdict.py, beside this file)
 
 MAX_PROMPT, MAX_TOKENS = 512, 24
 
@@ -138,10 +139,7 @@ def main():
             for f in (campaign, campaign + ".grpo.jsonl", serve_log):
                 if os.path.exists(f):
                     shutil.copy(f, a.out)
-    for f in failures:
-        print("FAIL: " + f)
-    print("%d passed, %d failed" % (1 if not failures else 0, 1 if failures else 0))
-    return 1 if failures else 0
+    return verdict.finish(failures)
 
 
 if __name__ == "__main__":
