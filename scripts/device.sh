@@ -4,6 +4,8 @@
 # packages into .deps/ first (on a machine with apt):
 #   mkdir -p .deps && (cd .deps && apt-get download libboost-program-options1.74.0 \
 #       libboost-program-options1.74-dev libboost1.74-dev)
+# (send the three .deb files to the node, not .deps/ whole: `KEVO_RL=1 scripts/setup.sh` keeps ~125 MB
+# of Python packages in .deps/rl-python.)
 # Then on the node:  KEVO_COMMIT=<hash> scripts/device.sh [ctest args...]
 # (the node's copy of the checkout may carry stale git metadata: KEVO_COMMIT names the tree for the
 # provenance kevo writes into campaign files and exported headers)
