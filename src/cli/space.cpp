@@ -15,40 +15,6 @@
 
 namespace kevo::cli {
 
-namespace {
-
-// Legal genomes, counted exactly where the space is small enough to walk.
-int64_t count_legal(const mutate::DesignSpace& s) {
-  if (s.size() > 200000) return -1;
-  mutate::Genome g{s.id(), std::vector<int64_t>(s.knobs().size())};
-  std::vector<size_t> at(s.knobs().size(), 0);
-  int64_t legal = 0;
-  for (;;) {
-    for (size_t i = 0; i < at.size(); ++i) g.values[i] = s.knobs()[i].values[at[i]];
-    legal += s.legal(g);
-    size_t i = 0;
-    while (i < at.size() && ++at[i] == s.knobs()[i].values.size()) at[i++] = 0;
-    if (i == at.size()) return legal;
-  }
-}
-
-// Where the space is too large to walk: the legal fraction of uniform draws times the size.
-double estimate_legal(const mutate::DesignSpace& s, int draws) {
-  std::mt19937_64 rng(7);
-  mutate::Genome g{s.id(), std::vector<int64_t>(s.knobs().size())};
-  int legal = 0;
-  for (int d = 0; d < draws; ++d) {
-    for (size_t i = 0; i < g.values.size(); ++i) {
-      const auto& dom = s.knobs()[i].values;
-      g.values[i] = dom[std::uniform_int_distribution<size_t>(0, dom.size() - 1)(rng)];
-    }
-    legal += s.legal(g);
-  }
-  return static_cast<double>(s.size()) * legal / draws;
-}
-
-}  // namespace
-
 int cmd_space(const std::vector<std::string>& args) {
   po::options_description opts("options");
   std::string task_path, out_dir;
@@ -88,14 +54,14 @@ int cmd_space(const std::vector<std::string>& args) {
   }
   std::cout << task.name << ": " << spaces.size() << " design space" << (spaces.size() == 1 ? "" : "s") << "\n";
   for (const auto& s : spaces) {
-    int64_t legal = count_legal(*s);
+    int64_t legal = mutate::count_legal(*s);
     std::cout << "  " << s->id() << " (family " << s->manifest().family << "): " << s->description() << "\n    "
               << s->size() << " genomes";
     if (legal >= 0) {
       std::cout << ", " << legal << " legal for every workload";
     } else {
       constexpr int kDraws = 20000;
-      std::cout << ", about " << static_cast<int64_t>(estimate_legal(*s, kDraws)) << " legal for every workload (from "
+      std::cout << ", about " << static_cast<int64_t>(mutate::estimate_legal(*s, kDraws)) << " legal for every workload (from "
                 << kDraws << " uniform draws)";
     }
     std::cout << "; knobs:";

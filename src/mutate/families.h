@@ -105,7 +105,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tg);
 // The baseline every task has (space_generic.cpp). lower() offers it where no other family
-// serves the task, or for every task when KEVO_GENERIC=everywhere (generic_everywhere()).
+// serves the task or theirs hold fewer than 100 legal genomes, or for every task when
+// KEVO_GENERIC=everywhere (generic_everywhere()).
 std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg);
 bool generic_everywhere();
 // Why the generic family does not lower a task ("" when it does).

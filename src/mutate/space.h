@@ -70,6 +70,15 @@ class DesignSpace {
 // manifests' "archs": the gemm family's wgmma path is sm_90a's).
 std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task, const std::string& arch = "");
 
+// The legal genomes of `s` (for its architecture), counted by walking it, stopping once `enough`
+// are found; -1 when the space has more than `walk_limit` genomes (legal_count.cpp).
+int64_t count_legal(const DesignSpace& s, int64_t enough = INT64_MAX, uint64_t walk_limit = 200000);
+// The legal fraction of `draws` uniform draws (a fixed seed) times the space's size.
+double estimate_legal(const DesignSpace& s, int draws);
+// Whether `spaces` hold at least n legal genomes between them (walked, or estimated from 2,000
+// draws where a space is too large to walk).
+bool hold_legal_genomes(const std::vector<std::unique_ptr<DesignSpace>>& spaces, int64_t n);
+
 // Device limits the constraints check against (those of the largest target, an H100/H200/B200 SM).
 Facts device_facts();
 

@@ -1,6 +1,6 @@
 // The generic family as users rely on it: every development contract (fp32, half, training
 // tasks) gets the baseline space with enough legal genomes; it joins lower() only where no other
-// family serves unless KEVO_GENERIC=everywhere; fusion knobs change the partition into kernels;
+// family serves or theirs hold fewer than 100 legal genomes, unless KEVO_GENERIC=everywhere; fusion knobs change the partition into kernels;
 // sampled random genomes compile with NVRTC for Hopper and Blackwell (bench/generic_space.sh
 // compiles 200 per task).
 #include <gtest/gtest.h>
@@ -15,23 +15,14 @@
 #include "eval/builder.h"
 #include "mutate/families.h"
 #include "mutate/space.h"
+#include "tests/support/contract_files.h"
 
 namespace kevo::mutate {
 namespace {
 
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 
-std::vector<std::string> contracts(const std::string& folder) {
-  std::vector<std::string> out;
-  DIR* d = opendir((kRoot + folder).c_str());
-  for (dirent* e; d && (e = readdir(d));) {
-    std::string n = e->d_name;
-    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(folder + "/" + n);
-  }
-  if (d) closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> contracts(const std::string& folder) { return testing::contract_files(kRoot, folder); }
 
 std::unique_ptr<DesignSpace> generic_space(const Task& task) {
   auto spaces = lower_generic(std::make_shared<const TaskGraph>(task));
@@ -85,6 +76,29 @@ TEST(GenericSpace, JoinsLowerOnlyWhereNoOtherFamilyServesUnlessAskedEverywhere) 
   for (const auto& s : lower(softmax)) found = found || s->manifest().family == "generic";
   unsetenv("KEVO_GENERIC");
   EXPECT_TRUE(found);
+}
+
+// A plain convolution (no tail to fuse) lowers onto the library family's cuDNN step, whose
+// knobs then hold a single legal genome: too little to search, so the generic space joins it.
+TEST(GenericSpace, JoinsWhereTheOtherFamiliesLeaveFewerThanAHundredLegalGenomes) {
+  unsetenv("KEVO_GENERIC");
+  const Task conv = parse_task(R"JSON({
+    "name": "plain_conv2d", "axes": {"N": {"type": "var"}, "H": {"type": "var"}},
+    "inputs": {"x": {"shape": ["N", 3, "H", "H"], "dtype": "float32"},
+               "w": {"shape": [8, 3, 3, 3], "dtype": "float32"}},
+    "outputs": {"y": {"shape": ["N", 8, "H - 2", "H - 2"], "dtype": "float32"}},
+    "reference": "def run(x, w):\n    return torch.nn.functional.conv2d(x, w)",
+    "workloads": [{"N": 2, "H": 34}, {"N": 16, "H": 130}], "tolerance": {"atol": 1e-4, "rtol": 1e-4}})JSON",
+                               "plain_conv2d.json");
+  std::vector<std::unique_ptr<DesignSpace>> specialised;
+  bool generic = false;
+  for (auto& s : lower(conv)) {
+    if (s->manifest().family == "generic") generic = true;
+    else specialised.push_back(std::move(s));
+  }
+  ASSERT_FALSE(specialised.empty()) << "a plain conv2d lowers onto the library family";
+  EXPECT_FALSE(hold_legal_genomes(specialised, 100));
+  EXPECT_TRUE(generic) << "the generic space joins specialised spaces holding fewer than 100 legal genomes";
 }
 
 // A reduction with an elementwise tail: the epilogue knob decides whether the tail is its own

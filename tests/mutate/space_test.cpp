@@ -21,24 +21,14 @@
 #include "eval/builder.h"
 #include "mutate/manifest.h"
 #include "mutate/space.h"
+#include "tests/support/contract_files.h"
 
 namespace kevo::mutate {
 namespace {
 
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 
-// The contracts of a folder, as paths relative to the root ("tasks/01_relu.json").
-std::vector<std::string> contracts(const std::string& folder) {
-  std::vector<std::string> out;
-  DIR* d = opendir((kRoot + folder).c_str());
-  for (dirent* e; d && (e = readdir(d));) {
-    std::string n = e->d_name;
-    if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(folder + "/" + n);
-  }
-  if (d) closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> contracts(const std::string& folder) { return testing::contract_files(kRoot, folder); }
 
 // The development tasks, then the test contracts of ops they do not cover (batch norm).
 std::vector<std::string> task_files() {
