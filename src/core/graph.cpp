@@ -157,6 +157,13 @@ double attr_float(const Node& n, const std::string& key) {
   if (auto i = std::get_if<int64_t>(&a)) return static_cast<double>(*i);
   return std::get<double>(a);
 }
+double attr_float_or(const Node& n, const std::string& key, double fallback) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end()) return fallback;
+  if (const auto* d = std::get_if<double>(&it->second)) return *d;
+  if (const auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
+  return fallback;
+}
 const std::vector<int64_t>& attr_ints(const Node& n, const std::string& key) {
   return std::get<std::vector<int64_t>>(find_attr(n, key));
 }

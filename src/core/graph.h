@@ -59,5 +59,7 @@ const std::vector<int64_t>& attr_ints(const Node& n, const std::string& key);
 bool attr_bool(const Node& n, const std::string& key);
 const std::string& attr_str(const Node& n, const std::string& key);
 bool attr_is_none(const Node& n, const std::string& key);  // absent or None
+// A number attribute (int or float), or `fallback` where it is absent, None or not a number.
+double attr_float_or(const Node& n, const std::string& key, double fallback);
 
 }  // namespace kevo

@@ -37,7 +37,7 @@ std::vector<int> lower_loss_op(ProgramBuilder& b, const Node& n, const std::stri
     const int x = b.of(n.inputs[0]), t = b.of(n.inputs[1]);
     Value shape = pointwise_shape(x, t);
     shape.dtype = DType::Float32;
-    const double beta = number_or(n, op == "huber_loss" ? "delta" : "beta", 1.0), margin = number_or(n, "margin", 1.0);
+    const double beta = attr_float_or(n, op == "huber_loss" ? "delta" : "beta", 1.0), margin = attr_float_or(n, "margin", 1.0);
     const bool log_target = bool_or(n, "log_target", false);
     const int pw = elementwise_map(b, shape, what + " (pointwise)", {x, t}, [=](Code& c, const std::vector<std::string>& a, const std::string&) {
       const std::string d = c.fresh("d");
@@ -61,10 +61,10 @@ std::vector<int> lower_loss_op(ProgramBuilder& b, const Node& n, const std::stri
   if (op == "cross_entropy" || op == "nll_loss") {
     const int x = b.of(n.inputs[0]), t = b.of(n.inputs[1]);
     if (n.inputs.size() > 2 && n.inputs[2] >= 0) throw std::runtime_error("class weights are not lowered by the generic family yet");
-    if (number_or(n, "label_smoothing", 0.0) != 0.0) throw std::runtime_error("label smoothing is not lowered by the generic family yet");
+    if (attr_float_or(n, "label_smoothing", 0.0) != 0.0) throw std::runtime_error("label smoothing is not lowered by the generic family yet");
     if (b.value(t).rank() == b.value(x).rank()) throw std::runtime_error("probability targets are not lowered by the generic family yet");
     const int cdim = b.value(x).rank() == 1 ? 0 : 1;
-    const int64_t ignore = static_cast<int64_t>(number_or(n, "ignore_index", -100));
+    const int64_t ignore = static_cast<int64_t>(attr_float_or(n, "ignore_index", -100));
     int m = -1, s = -1;
     if (op == "cross_entropy") std::tie(m, s) = softmax_stats(b, what, x, {cdim});
     Value shape = b.value(t);
@@ -100,7 +100,7 @@ std::vector<int> lower_loss_op(ProgramBuilder& b, const Node& n, const std::stri
   if (op == "triplet_margin_loss") {
     if (bool_or(n, "swap", false)) throw std::runtime_error("the triplet loss's swap is not lowered by the generic family yet");
     const int a = b.of(n.inputs[0]), pos = b.of(n.inputs[1]), neg = b.of(n.inputs[2]);
-    const double p = number_or(n, "p", 2.0), eps = number_or(n, "eps", 1e-6), margin = number_or(n, "margin", 1.0);
+    const double p = attr_float_or(n, "p", 2.0), eps = attr_float_or(n, "eps", 1e-6), margin = attr_float_or(n, "margin", 1.0);
     const NormParts parts = p_norm(p);
     auto distance = [&](int other, const std::string& name) {
       const int diff = elementwise_map(b, b.value(a), what + " " + name + " difference", {a, other},

@@ -19,13 +19,6 @@ std::vector<int64_t> ints_or(const Node& n, const std::string& key, std::vector<
   if (const auto* i = std::get_if<int64_t>(&it->second)) return {*i};
   return fallback;
 }
-double number_or(const Node& n, const std::string& key, double fallback) {
-  auto it = n.attrs.find(key);
-  if (it == n.attrs.end()) return fallback;
-  if (const auto* d = std::get_if<double>(&it->second)) return *d;
-  if (const auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
-  return fallback;
-}
 bool bool_or(const Node& n, const std::string& key, bool fallback) {
   auto it = n.attrs.find(key);
   if (it == n.attrs.end() || !std::holds_alternative<bool>(it->second)) return fallback;
@@ -191,7 +184,7 @@ std::vector<int> reduction_op(ProgramBuilder& b, const Node& n, const std::strin
                  [](Code&, const std::string&, const std::string&, const std::string& arg) { return "(float)" + arg; })};
   }
   if (op == "norm") {
-    const NormParts parts = p_norm(number_or(n, "p", 2.0));
+    const NormParts parts = p_norm(attr_float_or(n, "p", 2.0));
     std::string fin = parts.finish;
     return {same("G" + parts.combine, parts.transform,
                  [fin](Code&, const std::string&, const std::string& acc, const std::string&) {
@@ -245,7 +238,7 @@ std::vector<int> norm_op(ProgramBuilder& b, const Node& n, const std::string& wh
   const int x = b.of(n.inputs[0]);
   const int w = n.inputs.size() > 1 ? b.of(n.inputs[1]) : -1, bias = n.inputs.size() > 2 ? b.of(n.inputs[2]) : -1;
   const int r = b.value(x).rank();
-  const double eps = number_or(n, "eps", 1e-5);
+  const double eps = attr_float_or(n, "eps", 1e-5);
   std::vector<int64_t> dims;
   int param_dim = -1;  // the x dim a per-channel weight follows; -1: right-aligned (layer norm)
   if (n.op == "layer_norm") {
@@ -441,7 +434,7 @@ std::vector<int> product_op(ProgramBuilder& b, const Node& n, const std::string&
     const int r = qv.rank();
     if (b.value(k).rank() != r || b.value(v).rank() != r) throw std::runtime_error("attention operands of different ranks");
     const std::string batch = letters(0, r - 2);
-    const double scale = number_or(n, "scale", 0.0);  // 0: 1/sqrt(E), E of each workload
+    const double scale = attr_float_or(n, "scale", 0.0);  // 0: 1/sqrt(E), E of each workload
     const bool causal = bool_or(n, "is_causal", false);
     const bool bool_mask = mask >= 0 && b.value(mask).dtype == DType::Bool;
     std::vector<std::string> sdims(ro);

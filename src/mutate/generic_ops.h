@@ -42,7 +42,6 @@ using Term = std::function<std::string(Code&, const std::string& o, const std::s
 using Finish = std::function<std::string(Code&, const std::string& o, const std::string& acc, const std::string& arg)>;
 std::string at(const std::string& i, int d);  // "i[d]"
 std::vector<int64_t> ints_or(const Node& n, const std::string& key, std::vector<int64_t> fallback);
-double number_or(const Node& n, const std::string& key, double fallback);
 bool bool_or(const Node& n, const std::string& key, bool fallback);
 std::string str_or(const Node& n, const std::string& key, const std::string& fallback);
 Finish plain();  // the accumulator as it is

@@ -27,7 +27,7 @@ std::vector<int> conv(ProgramBuilder& b, const Node& n, const std::string& what)
   const bool transposed = n.op.rfind("conv_transpose", 0) == 0;
   const int xr = b.value(x).rank();
   const bool batched = xr == sp + 2;
-  const int64_t groups = static_cast<int64_t>(number_or(n, "groups", 1));
+  const int64_t groups = static_cast<int64_t>(attr_float_or(n, "groups", 1));
   const Value& wv = b.value(w);
   // Weight [Cout, Cin/g, k...] (transposed: [Cin, Cout/g, k...]); the summed dims: Cin/g, then k.
   std::vector<std::string> extents = {transposed ? "((" + wv.dims[0] + ") // " + std::to_string(groups) + ")" : wv.dims[1]};
@@ -113,7 +113,7 @@ std::vector<int> pool(ProgramBuilder& b, const Node& n, const std::string& what)
     }
   }
   const bool include_pad = bool_or(n, "count_include_pad", true);
-  const int64_t divisor = static_cast<int64_t>(number_or(n, "divisor_override", 0));
+  const int64_t divisor = static_cast<int64_t>(attr_float_or(n, "divisor_override", 0));
   // Each window position's input index and whether it lies inside the input.
   auto window = [=](Code& c, const std::string& o, const std::string& k, std::vector<std::string>* xi) {
     std::string valid = "true";

@@ -26,14 +26,6 @@ struct Reduction {
   int state_bytes = 4;
 };
 
-double attr_number(const Node& n, const std::string& key, double fallback) {
-  auto it = n.attrs.find(key);
-  if (it == n.attrs.end()) return fallback;
-  if (const auto* d = std::get_if<double>(&it->second)) return *d;
-  if (const auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
-  return fallback;
-}
-
 std::string dims_text(const std::vector<int64_t>& dims) {
   std::string s = dims.size() == 1 ? "dim " : "dims ";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
@@ -100,7 +92,7 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
       r.finish = "logf(s.s) + s.m";
       r.state_bytes = 8;
     } else if (op == "norm") {
-      const double pn = attr_number(n, "p", 2.0);
+      const double pn = attr_float_or(n, "p", 2.0);
       r.what = "norm (p = " + float_literal(pn) + ")";
       NormParts parts = p_norm(pn);
       r.transform = parts.transform, r.op = "kevo::" + parts.combine + "Op", r.finish = parts.finish;

@@ -26,14 +26,6 @@ struct Reduction {
   std::string finish;         // from `s` (and `count`)
 };
 
-double attr_number(const Node& n, const std::string& key, double fallback) {
-  auto it = n.attrs.find(key);
-  if (it == n.attrs.end()) return fallback;
-  if (const auto* d = std::get_if<double>(&it->second)) return *d;
-  if (const auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
-  return fallback;
-}
-
 std::string attr_text(const Node& n, const std::string& key) {
   auto it = n.attrs.find(key);
   if (it == n.attrs.end() || !std::holds_alternative<std::string>(it->second)) return "";
@@ -75,7 +67,7 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
     if (op == "mse_loss") {
       r.value = "($0 - $1) * ($0 - $1)";
     } else {
-      const double beta = attr_number(n, "beta", 1.0);
+      const double beta = attr_float_or(n, "beta", 1.0);
       if (beta == 0) {
         r.value = "fabsf($0 - $1)";
       } else {
@@ -118,7 +110,7 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
   } else if (op == "amin") {
     r.op = "kevo::Min";
   } else if (op == "norm") {
-    const double pn = attr_number(n, "p", 2.0);
+    const double pn = attr_float_or(n, "p", 2.0);
     r.what = "norm (p = " + float_literal(pn) + ") of every element";
     NormParts parts = p_norm(pn);
     r.op = "kevo::" + parts.combine, r.finish = parts.finish;
