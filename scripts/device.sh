@@ -7,6 +7,8 @@
 # (send the three .deb files to the node, not .deps/ whole: `KEVO_RL=1 scripts/setup.sh` keeps ~125 MB
 # of Python packages in .deps/rl-python.)
 # Then on the node:  KEVO_COMMIT=<hash> scripts/device.sh [ctest args...]
+# (the RL tests' packages too, from wheels gathered by scripts/rl_wheels.sh DIR 3.12 and sent along:
+#  KEVO_RL=1 KEVO_RL_WHEELS=DIR scripts/device.sh -L rl)
 # (the node's copy of the checkout may carry stale git metadata: KEVO_COMMIT names the tree for the
 # provenance kevo writes into campaign files and exported headers)
 set -euo pipefail

@@ -61,7 +61,8 @@ fi
 # replaces the system's numpy or torch), into .deps/rl-python, which the tools put on their path.
 # Only with KEVO_RL=1: the tests that need them (ctest label `rl`) skip with the reason otherwise.
 # About 25 s and 125 MB; re-installed only when the pins change.
-if [ "${KEVO_RL:-0}" = 1 ] && [ -z "${KEVO_NO_PIP:-}" ]; then
+# (KEVO_NO_PIP, a machine without a registry, still installs them from KEVO_RL_WHEELS.)
+if [ "${KEVO_RL:-0}" = 1 ] && { [ -z "${KEVO_NO_PIP:-}" ] || [ -n "${KEVO_RL_WHEELS:-}" ]; }; then
   rl_python=${KEVO_RL_PYTHON:-}
   if [ -z "$rl_python" ]; then  # the first Python with torch: Debian's here, the node's own there
     for p in /usr/bin/python3 "$(command -v python3)"; do
