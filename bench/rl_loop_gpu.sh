@@ -8,7 +8,7 @@
 # (SECONDS_LEFT, default 540).
 #
 #   KEVO_RL=1 KEVO_RL_WHEELS=/path/to/wheels scripts/setup.sh     (once: the pinned packages, offline)
-#   OUT=... BUILD_DIR=build-gpu bench/rl_loop_gpu.sh [phases...]    (phases: deps loop serve)
+#   OUT=... BUILD_DIR=build-gpu bench/rl_loop_gpu.sh [phases...]    (phases: deps direction loop serve)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -19,7 +19,7 @@ py=${KEVO_RL_PYTHON:-python3}
 deadline=$(( $(date +%s) + ${SECONDS_LEFT:-540} ))
 left() { echo $(( deadline - $(date +%s) )); }
 mkdir -p "$out"
-phases=${*:-deps loop serve}
+phases=${*:-deps direction loop serve}
 
 for phase in $phases; do
   t=$(left)
@@ -38,6 +38,13 @@ if why:
 import transformers, peft
 print("transformers %s, peft %s: ok" % (transformers.__version__, peft.__version__))
 PY
+      ;;
+    direction)
+      # The trainer's update on the GPU moves probability toward the better completions (the CPU test's
+      # synthetic groups, trained on cuda).
+      KEVO_RL_DEVICE=cuda CUDA_VISIBLE_DEVICES=${GPU:-0} timeout -k 5 "$t" "$py" tests/tools/grpo_step_test.py \
+        >"$out/direction.log" 2>&1
+      echo "trainer direction on cuda: exit $? ($(grep -E '^group|passed|FAIL|device' "$out/direction.log" | tr '\n' ';'))"
       ;;
     loop)
       # A small model (8 layers, 512 wide: ~30M parameters) so a generation's requests and the trainer's
@@ -64,6 +71,6 @@ PY
       kill "$server" 2>/dev/null
       wait "$server" 2>/dev/null
       ;;
-    *) echo "unknown phase $phase (deps loop serve)" ;;
+    *) echo "unknown phase $phase (deps direction loop serve)" ;;
   esac
 done

@@ -62,13 +62,15 @@ fi
 # Only with KEVO_RL=1: the tests that need them (ctest label `rl`) skip with the reason otherwise.
 # About 25 s and 125 MB; re-installed only when the pins change.
 # (KEVO_NO_PIP, a machine without a registry, still installs them from KEVO_RL_WHEELS.)
+# The first Python with torch: Debian's here, the node's own there (the tests that need torch run with it).
+torch_python=${KEVO_RL_PYTHON:-}
+if [ -z "$torch_python" ]; then
+  for p in /usr/bin/python3 "$(command -v python3 || true)"; do
+    [ -x "$p" ] && "$p" -c 'import torch' 2>/dev/null && { torch_python=$p; break; }
+  done
+fi
 if [ "${KEVO_RL:-0}" = 1 ] && { [ -z "${KEVO_NO_PIP:-}" ] || [ -n "${KEVO_RL_WHEELS:-}" ]; }; then
-  rl_python=${KEVO_RL_PYTHON:-}
-  if [ -z "$rl_python" ]; then  # the first Python with torch: Debian's here, the node's own there
-    for p in /usr/bin/python3 "$(command -v python3)"; do
-      [ -x "$p" ] && "$p" -c 'import torch' 2>/dev/null && { rl_python=$p; break; }
-    done
-  fi
+  rl_python=$torch_python
   rl_dir=$root/.deps/rl-python
   if [ -z "$rl_python" ]; then
     echo "setup: no Python with torch found (set KEVO_RL_PYTHON); the rl tests will skip" >&2
@@ -103,6 +105,7 @@ generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 cmake_args=(-S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release})
 [ -n "$torch_prefix" ] && cmake_args+=("-DCMAKE_PREFIX_PATH=$torch_prefix")
+[ -n "$torch_python" ] && cmake_args+=("-DKEVO_TORCH_PYTHON=$torch_python")
 # The generator is fixed when a build folder is first configured.
 [ -f "$build_dir/CMakeCache.txt" ] && generator=()
 # shellcheck disable=SC2086

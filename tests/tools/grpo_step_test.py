@@ -64,6 +64,10 @@ def logprobs(model_dir, adapter_dir):
     return out
 
 
+# Where the trainer runs (the log-probabilities are compared on the CPU): KEVO_RL_DEVICE=cuda on a GPU node.
+DEVICE = os.environ.get("KEVO_RL_DEVICE", "cpu")
+
+
 def main():
     why = deps.missing()
     if why:
@@ -77,7 +81,7 @@ def main():
         tiny_model.build(model_dir, layers=2, hidden=64)
         write_samples(jsonl)
         cmd = [sys.executable, os.path.join(ROOT, "tools", "grpo_step.py"), "--samples", jsonl, "--model", model_dir,
-               "--out", adapter, "--steps", "8", "--lr", "3e-3", "--lora-r", "8", "--device", "cpu"]
+               "--out", adapter, "--steps", "8", "--lr", "3e-3", "--lora-r", "8", "--device", DEVICE]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             print(r.stdout + r.stderr)
@@ -97,7 +101,7 @@ def main():
         if len(log) != 1 or log[0]["generation"] != 3 or log[0]["sequences"] != 8 or len(log[0]["losses"]) != 8:
             failures.append("the log line does not say what ran: %s" % log)
         # A second call continues the adapter it finds rather than starting over.
-        r = subprocess.run(cmd[:-6] + ["--steps", "1", "--lora-r", "8", "--device", "cpu"], capture_output=True, text=True)
+        r = subprocess.run(cmd[:-6] + ["--steps", "1", "--lora-r", "8", "--device", DEVICE], capture_output=True, text=True)
         log = [json.loads(l) for l in open(jsonl + ".grpo.jsonl")]
         if r.returncode != 0 or len(log) != 2 or not log[1]["continued"]:
             failures.append("a second step did not continue the adapter: %s %s" % (r.stderr[-300:], log[-1:]))
