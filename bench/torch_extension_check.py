@@ -1,8 +1,8 @@
 """The PyTorch extensions of `kevo export --torch`, checked on a GPU: each op is built against the
 torch installed here, run on the contract's inputs for every validated workload and compared with
 the contract's reference run by torch; its time (CUDA events, cold L2, the same gate as kevo's
-timer: tools/torch_baseline.py's CudaTimer) is compared with the time kevo measured for the same
-variant (the campaign's report), on workloads kevo timed at --min-ms (0.1 ms) or more. Exits 1 when
+timer: tools/torch_baseline.py's CudaTimer) is compared with the time kevo measures for the same
+variant (`kevo eval` of the exported candidate in the same run; `--recorded`: the campaign's report), on workloads kevo timed at --min-ms (0.1 ms) or more. Exits 1 when
 an op is wrong, slower or faster than kevo's figure by more than --tolerance (default 5%), or an
 argument error (dtype, shape, device, layout) is not the op's own.
 
@@ -37,6 +37,20 @@ def kevo_figures(kevo, campaign):
     report = json.loads(subprocess.run([kevo, "report", campaign, "--json"], check=True, capture_output=True,
                                        text=True).stdout)
     return {t["task"]: {w["workload"]: w["best_ms"] for w in t["workloads"]} for t in report["tasks"]}
+
+
+def kevo_remeasured(kevo, out_dir, task, max_seconds):
+    """The exported candidate re-timed by `kevo eval` now, on this GPU (the export writes it beside the
+    extension as TASK.cu): per workload index, its median (ms). Same run, same GPU: the comparison the
+    check is about, free of the day-to-day drift of a campaign's recorded figures."""
+    out = os.path.join(out_dir, task + ".eval.json")
+    subprocess.run([kevo, "eval", os.path.join(out_dir, task + ".json"), os.path.join(out_dir, task + ".cu"),
+                    "--trials", "1", "--gpus", "0", "--max-seconds", str(max_seconds), "--json", out],
+                   check=True, capture_output=True, text=True)
+    m = json.load(open(out))[0]
+    if m["status"] != "ok":
+        raise SystemExit(f"{task}: kevo eval of the exported candidate: {m['status']}")
+    return {w["workload"]: (w["candidate"]["median_ms"] if w.get("timed", True) else 0) for w in m["workloads"]}
 
 
 def contract_of(out_dir, task):
@@ -79,16 +93,19 @@ def main():
     ap.add_argument("--tasks", required=True, help="comma-separated task names")
     ap.add_argument("--kevo", default=os.path.join(ROOT, "build", "kevo"))
     ap.add_argument("--tolerance", type=float, default=0.05)
+    ap.add_argument("--recorded", action="store_true",
+                    help="compare with the campaign's recorded figures instead of re-timing the candidate with kevo eval now")
     ap.add_argument("--min-ms", type=float, default=0.1,
                     help="time only workloads kevo measured at this or more (a few-us kernel is within the events' noise)")
     a = ap.parse_args()
     tb.disable_tf32()
     device = torch.device("cuda", 0)
     timer = tb.CudaTimer(device)
-    figures = kevo_figures(a.kevo, a.campaign)
+    recorded = kevo_figures(a.kevo, a.campaign)
     failed = 0
     for task in a.tasks.split(","):
         contract = contract_of(a.out, task)
+        figures = {task: recorded[task] if a.recorded else kevo_remeasured(a.kevo, a.out, task, 2)}
         op = load_module(os.path.join(a.out, task + "_torch.py")).load()
         reference = tb.load_reference(contract)
         for index, kevo_ms in sorted(figures[task].items()):

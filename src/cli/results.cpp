@@ -135,6 +135,7 @@ int cmd_export(const std::vector<std::string>& args) {
         beside.push_back({store::torch_loader_file_name(*b.task), store::export_torch_loader(*b.task, cand)});
         for (const store::TaskRecord& t : c.tasks)
           if (t.name == b.task->name) beside.push_back({b.task->name + ".json", t.contract});
+        beside.push_back({b.task->name + ".cu", b.source});  // the candidate as measured: `kevo eval` re-times it
       }
     } catch (const InputError& e) {
       std::cerr << "kevo export: " << b.task->name << ": " << e.what() << "\n";

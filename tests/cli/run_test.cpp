@@ -256,6 +256,9 @@ TEST(Run, ReportAndExportOfAReplayedCampaign) {
   EXPECT_NE(slurp(torch_dir + "/relu_torch.cu").find("#include \"relu.cuh\""), std::string::npos);
   EXPECT_NE(slurp(torch_dir + "/relu_torch.py").find("return torch.ops.kevo.relu"), std::string::npos);
   EXPECT_NE(slurp(torch_dir + "/relu.json").find("\"workloads\""), std::string::npos);
+  // ... and the candidate as measured, which `kevo compile` (and so `kevo eval`) takes back.
+  auto back = testing::run_kevo("compile " + torch_dir + "/relu.json " + torch_dir + "/relu.cu --arch sm_90a");
+  EXPECT_EQ(back.status, 0) << back.out;
   auto bad = testing::run_kevo("report " + temp_path("none.h5") + " --html " + html);
   EXPECT_EQ(bad.status, 2) << bad.out;
 }
