@@ -387,7 +387,7 @@ int main() {
   // odd shapes (partial tiles in M, N and K: TMA's zero fill) checked for correctness.
   Problem big = make("bf16_8192", 8192, 8192, 8192, true, true, 2), plain = make("bf16_8192_notail", 8192, 8192, 8192, true, true, 0);
   Problem small = make("bf16_small", 16, 128, 256, true, true, 2), odd = make("bf16_odd_300x200x264", 300, 200, 264, true, true, 2);
-  Problem odd2 = make("bf16_odd_1000x776x1032", 1000, 776, 1032, true, true, 2), odd3 = make("bf16_odd_129x65x72", 129, 65, 72, true, true, 0);
+  Problem odd2 = make("bf16_odd_1000x776x1032", 1000, 776, 1032, true, true, 2), odd3 = make("bf16_odd_129x66x72", 129, 66, 72, true, true, 0);
   std::vector<Problem*> lin = {&small, &odd, &odd2, &big}, noTail = {&odd3, &plain};
 #endif
 #if GROUP == 6
