@@ -264,34 +264,16 @@ TEST(GemmSpaces, SampledGenomesCompileForHopperAndBlackwellOnTheTensorCores) {
   if (tool.empty()) GTEST_SKIP() << "compiled; no cuobjdump (toolkit or .deps/cuda-tools) for the SASS check";
 }
 
-// The warp-specialised TMA path: offered for 16-bit linear tasks on sm_90a only; its plan passes
-// A and B as tensor maps whose boxes are the block tile (128-byte swizzle) and launches a producer
-// warpgroup beside the consumers; its SASS loads with TMA (UTMALDG), not cp.async (LDGSTS), and
-// multiplies with wgmma.
-TEST(GemmSpaces, TmaInstancesPassTensorMapsAndLoadWithTma) {
-  Task task = load_task(kRoot + "tests/data/tasks/linear_bf16_gelu.json");
-  auto hopper = gemm_space(task, "sm_90a"), blackwell = gemm_space(task, "sm_100a");
-  ASSERT_NE(hopper, nullptr);
-  ASSERT_NE(blackwell, nullptr);
-  std::mt19937_64 rng(90);
-  std::string why;
-  Genome g = genome_with(*hopper, "kLoad", 1, rng);
-  EXPECT_EQ(value(*hopper, g, "kPath"), 1);
-  Genome on_blackwell = g;
-  on_blackwell.space = blackwell->id();
-  EXPECT_FALSE(blackwell->legal(on_blackwell, &why));
-  EXPECT_NE(why.find("is not legal on sm_100a"), std::string::npos) << why;
-  for (int i = 0; i < 200; ++i) EXPECT_EQ(value(*blackwell, blackwell->random_genome(rng), "kLoad"), 0);
-  Task fp32 = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
-  EXPECT_EQ(find_genome_with(*gemm_space(fp32, "sm_90a"), "kLoad", 1, rng), std::nullopt) << "TMA takes 16-bit operands";
-
-  Candidate c = parse_candidate(hopper->render(g), g.to_string() + ".cu", task);
+// A TMA genome's plan: tensor maps of A [K, M] and B [K, N] with the block tile as boxes, the
+// producer warpgroup in the block; its CUBIN loads with UTMALDG, not LDGSTS, and runs HGMMA.
+void check_tma_instance(const DesignSpace& s, const Genome& g, const Task& task, const std::string& tool) {
+  Candidate c = parse_candidate(s.render(g), g.to_string() + ".cu", task);
   const KernelStep* gemm = nullptr;
   for (const auto& step : c.plan.steps)
     if (std::get<KernelStep>(step.op).kernel == "kevo_gemm") gemm = &std::get<KernelStep>(step.op);
   ASSERT_NE(gemm, nullptr);
-  const int64_t bm = value(*hopper, g, "kBM"), bn = value(*hopper, g, "kBN");
-  const int64_t groups = value(*hopper, g, "kWarpsM") * value(*hopper, g, "kWarpsN");
+  const int64_t bm = value(s, g, "kBM"), bn = value(s, g, "kBN");
+  const int64_t groups = value(s, g, "kWarpsM") * value(s, g, "kWarpsN");
   for (const Workload& w : task.workloads) {
     ResolvedPlan p = resolve_plan(c, task, w, {});
     for (const ResolvedStep& step : p.steps) {
@@ -316,11 +298,39 @@ TEST(GemmSpaces, TmaInstancesPassTensorMapsAndLoadWithTma) {
   }
   eval::BuildResult r = build_uncached(c, "sm_90a");
   ASSERT_EQ(r.status, eval::BuildStatus::Ok) << g.to_string() << ": " << r.error << "\n" << r.log;
-  const std::string tool = cuobjdump();
-  if (tool.empty()) GTEST_SKIP() << "compiled; no cuobjdump (toolkit or .deps/cuda-tools) for the SASS check";
+  if (tool.empty()) return;
   EXPECT_GT(count_sass(tool, r.cubin, "UTMALDG"), 0) << g.to_string();
   EXPECT_GT(count_sass(tool, r.cubin, "HGMMA"), 0) << g.to_string();
   EXPECT_EQ(count_sass(tool, r.cubin, "LDGSTS"), 0) << g.to_string();
+}
+
+// The warp-specialised TMA path: offered for 16-bit linear tasks on sm_90a only; its plan passes
+// A and B as tensor maps whose boxes are the block tile (128-byte swizzle) and launches a producer
+// warpgroup beside the consumers; its SASS loads with TMA (UTMALDG), not cp.async (LDGSTS), and
+// multiplies with wgmma.
+TEST(GemmSpaces, TmaInstancesPassTensorMapsAndLoadWithTma) {
+  Task task = load_task(kRoot + "tests/data/tasks/linear_bf16_gelu.json");
+  auto hopper = gemm_space(task, "sm_90a"), blackwell = gemm_space(task, "sm_100a");
+  ASSERT_NE(hopper, nullptr);
+  ASSERT_NE(blackwell, nullptr);
+  std::mt19937_64 rng(90);
+  std::string why;
+  Genome g = genome_with(*hopper, "kLoad", 1, rng);
+  EXPECT_EQ(value(*hopper, g, "kPath"), 1);
+  Genome on_blackwell = g;
+  on_blackwell.space = blackwell->id();
+  EXPECT_FALSE(blackwell->legal(on_blackwell, &why));
+  EXPECT_NE(why.find("is not legal on sm_100a"), std::string::npos) << why;
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(value(*blackwell, blackwell->random_genome(rng), "kLoad"), 0);
+  Task fp32 = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  EXPECT_EQ(find_genome_with(*gemm_space(fp32, "sm_90a"), "kLoad", 1, rng), std::nullopt) << "TMA takes 16-bit operands";
+
+  const std::string tool = cuobjdump();
+  for (int sample = 0; sample < samples(); ++sample) {
+    if (sample > 0) g = genome_with(*hopper, "kLoad", 1, rng);
+    check_tma_instance(*hopper, g, task, tool);
+  }
+  if (tool.empty()) GTEST_SKIP() << "compiled; no cuobjdump (toolkit or .deps/cuda-tools) for the SASS check";
 }
 
 }  // namespace
