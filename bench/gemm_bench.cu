@@ -104,6 +104,7 @@ struct Problem {
 };
 
 cublasHandle_t g_cublas;
+int g_sms = 132;  // persistent TMA instances launch one block per SM
 
 float time_ms(const std::function<void()>& f, int reps = 20) {
   for (int i = 0; i < 3; ++i) f();
@@ -239,7 +240,8 @@ void launch(const Problem& p) {
   if (Cfg::kSplit == kevo::SplitK::Serial) zero_kernel<<<(tiles + 255) / 256, 256>>>(p.flags, tiles);
   if constexpr (Cfg::kLoad == kevo::LoadPath::Tma) {
     const kevo::TensorMap ta = tensor_map(p.a, p.m, p.k, Cfg::kBK, Cfg::kBM), tb = tensor_map(p.b, p.n, p.k, Cfg::kBK, Cfg::kBN);
-    gemm_tma_kernel<Cfg, Tail><<<dim3(tiles, Cfg::kSplits), Cfg::kThreads, Cfg::kSharedBytes>>>(ta, tb, op, tp);
+    const int blocks = Cfg::kPersistent ? g_sms : tiles;
+    gemm_tma_kernel<Cfg, Tail><<<dim3(blocks, Cfg::kSplits), Cfg::kThreads, Cfg::kSharedBytes>>>(ta, tb, op, tp);
   } else {
     gemm_kernel<Cfg, Tail><<<dim3(tiles, Cfg::kSplits), Cfg::kThreads, Cfg::kSharedBytes>>>(op, tp);
   }
@@ -276,13 +278,16 @@ void run(const char* label, const std::vector<Problem*>& problems) {
 #define CFG(path, T, prec, BM, BN, BK, WM, WN, S, BL, R, G, SK, NS, EP)                                               \
   kevo::GemmConfig<kevo::MmaPath::path, T, T, kevo::Precision::prec, BM, BN, BK, WM, WN, S, kevo::BLayout::BL, \
                    kevo::Raster::R, G, kevo::SplitK::SK, NS, kevo::EpiloguePlace::EP>
-#define CFGT(BM, BN, WM, WN, S, R, G, SK, NS, EP)                                                               \
+#define CFGT(BM, BN, WM, WN, S, R, G, SK, NS, EP, P)                                                            \
   kevo::GemmConfig<kevo::MmaPath::Wgmma, kevo::bf16, kevo::bf16, kevo::Precision::Native, BM, BN, 64, WM, WN, S,       \
                    kevo::BLayout::KMajor, kevo::Raster::R, G, kevo::SplitK::SK, NS, kevo::EpiloguePlace::EP,         \
-                   kevo::LoadPath::Tma>
+                   kevo::LoadPath::Tma, P>
 #define RUN_TMA(tail, probs, BM, BN, WM, WN, S, R, G, SK, NS, EP) \
-  run<CFGT(BM, BN, WM, WN, S, R, G, SK, NS, EP), tail>(            \
+  run<CFGT(BM, BN, WM, WN, S, R, G, SK, NS, EP, false), tail>(     \
       "TMA ws " #BM "x" #BN "x64 w" #WM "x" #WN " s" #S " " #R #G " " #SK #NS " " #EP, probs)
+#define RUN_TMAP(tail, probs, BM, BN, WM, WN, S, R, G, EP)         \
+  run<CFGT(BM, BN, WM, WN, S, R, G, None, 1, EP, true), tail>(     \
+      "TMA ws persistent " #BM "x" #BN "x64 w" #WM "x" #WN " s" #S " " #R #G " " #EP, probs)
 #define RUN(tail, probs, path, T, prec, BM, BN, BK, WM, WN, S, BL, R, G, SK, NS, EP)      \
   run<CFG(path, T, prec, BM, BN, BK, WM, WN, S, BL, R, G, SK, NS, EP), tail>(            \
       #path " " #prec " " #BM "x" #BN "x" #BK " w" #WM "x" #WN " s" #S " " #R #G " " #SK #NS " " #EP, probs)
@@ -329,6 +334,7 @@ int main() {
   cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
   std::printf("device %s, %d SMs, group %d\n", prop.name, prop.multiProcessorCount, GROUP);
+  g_sms = prop.multiProcessorCount;
 #if GROUP <= 3
   // fp32: task 13 (linear, B [N, K]) and its small workload, a square matmul (B [K, N]), an odd shape.
   Problem t13 = make("task13", 1024, 8192, 8192, false, true, 1), t13s = make("task13_small", 16, 128, 256, false, true, 1);
@@ -399,6 +405,8 @@ int main() {
   }
   RUN_TMA(BiasRelu, lin, 128, 256, 2, 1, 4, ColMajor, 8, None, 1, Registers);
   RUN_TMA(kevo::NoTail, noTail, 128, 256, 2, 1, 4, ColMajor, 8, None, 1, Registers);
+  RUN_TMAP(BiasRelu, lin, 128, 256, 2, 1, 4, ColMajor, 8, Registers);
+  RUN_TMAP(kevo::NoTail, noTail, 128, 256, 2, 1, 4, ColMajor, 8, Registers);
   RUN_TMA(BiasRelu, lin, 256, 128, 2, 1, 4, ColMajor, 8, None, 1, Registers);
   RUN_TMA(kevo::NoTail, noTail, 256, 128, 2, 1, 4, ColMajor, 8, None, 1, Registers);
   RUN_TMA(BiasRelu, lin, 128, 256, 2, 1, 4, RowMajor, 16, None, 1, Registers);
@@ -410,6 +418,10 @@ int main() {
   RUN_TMA(BiasRelu, lin, 128, 128, 1, 1, 5, RowMajor, 8, None, 1, Staged);
   RUN_TMA(BiasRelu, lin, 256, 128, 2, 1, 4, ColMajor, 8, Serial, 2, Registers);
   RUN_TMA(BiasRelu, lin, 128, 256, 2, 1, 3, RowMajor, 8, Parallel, 2, Kernel);
+  RUN_TMAP(BiasRelu, lin, 256, 128, 2, 1, 4, ColMajor, 8, Registers);
+  RUN_TMAP(kevo::NoTail, noTail, 256, 128, 2, 1, 4, RowMajor, 16, Registers);
+  RUN_TMAP(BiasRelu, lin, 128, 128, 1, 1, 6, ColMajor, 8, Registers);
+  RUN_TMAP(BiasRelu, lin, 128, 256, 2, 1, 4, ColMajor, 8, Kernel);
 #endif
   std::printf("done group %d\n", GROUP);
   return 0;

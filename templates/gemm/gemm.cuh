@@ -20,11 +20,16 @@ enum class MmaPath { Sync = 0, Wgmma = 1 };
 
 template <MmaPath kPath, typename T_, typename TOut_, Precision kPrec, int kBM_, int kBN_, int kBK_, int kWarpsM,
           int kWarpsN, int kStages, BLayout kB, Raster kRaster_, int kGroup_, SplitK kSplit_, int kSplits_,
-          EpiloguePlace kPlace_, LoadPath kLoad_ = LoadPath::CpAsync>
+          EpiloguePlace kPlace_, LoadPath kLoad_ = LoadPath::CpAsync, bool kPersistent_ = false>
 struct GemmConfig {
   using T = T_;
   using TOut = TOut_;
   static constexpr LoadPath kLoad = kLoad_;
+  // Persistent (TMA path): num_sms blocks walk the tiles (blockIdx.x, + gridDim.x, ...), the
+  // producer loading the next tile while the consumers run the epilogue of this one.
+  static constexpr bool kPersistent = kPersistent_;
+  static_assert(!kPersistent || (kLoad == LoadPath::Tma && kSplit_ == SplitK::None && kPlace_ != EpiloguePlace::Staged),
+                "a persistent grid is the TMA path's, without split-K, and keeps the ring for the next tile (no staged epilogue)");
   static_assert(kLoad == LoadPath::CpAsync || (kPath == MmaPath::Wgmma && kPrec == Precision::Native && kB == BLayout::KMajor),
                 "TMA loads feed the wgmma path with 16-bit operands, B stored [N, K]");
   using Mainloop = typename If<
@@ -65,12 +70,48 @@ __device__ __forceinline__ void gemm(const GemmOperands<typename Cfg::T, typenam
 
 // The TMA path: as gemm, with A and B read through tensor maps (a: [K, M], b: [K, N], boxes of
 // the block tile, 128-byte swizzle); kernels take them as `const __grid_constant__ kevo::TensorMap`.
-// The producer warpgroup leaves after its last copy; the consumers run the epilogue.
+// The producer warpgroup leaves after its last copy; the consumers run the epilogue. Persistent:
+// each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... with one ring.
+template <typename Cfg, typename Tail>
+__device__ __forceinline__ void gemm_tma_persistent(const GemmOperands<typename Cfg::T, typename Cfg::TOut>& op,
+                                                    const TensorMap& a, const TensorMap& b,
+                                                    const typename Tail::Params& tp, char* smem) {
+  using Main = typename Cfg::Mainloop;
+  const int tiles_m = (op.M + Cfg::kBM - 1) / Cfg::kBM, tiles_n = (op.N + Cfg::kBN - 1) / Cfg::kBN;
+  const int tiles = tiles_m * tiles_n, k_tiles = (op.K + Cfg::kBK - 1) / Cfg::kBK;
+  const unsigned base = shared_address(smem);
+  Main::start(a, b, base);
+  int done = 0;  // k tiles through the ring so far
+  if (threadIdx.x >= Main::kEpilogueThreads) {
+    registers_release<Main::kProducerRegs>();
+    if (threadIdx.x == Main::kEpilogueThreads)
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, done += k_tiles) {
+        int tm, tn;
+        tile_of<Cfg::kRaster, Cfg::kGroup>(tile, tiles_m, tiles_n, tm, tn);
+        Main::produce(a, b, tm * Cfg::kBM, tn * Cfg::kBN, 0, k_tiles, done, base);
+      }
+    return;
+  }
+  registers_claim<Main::kConsumerRegs>();
+  Main main;
+  const Epilogue<typename Cfg::T, typename Cfg::TOut, Cfg::kSplit, Cfg::kSplits, Cfg::kPlace, Tail> epilogue{op, tp, 0};
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, done += k_tiles) {
+    int tm, tn;
+    tile_of<Cfg::kRaster, Cfg::kGroup>(tile, tiles_m, tiles_n, tm, tn);
+    main.consume(k_tiles, done, base);
+    epilogue.template run<Cfg::kBM, Cfg::kBN, Cfg::kEpilogueThreads>(main, tm * Cfg::kBM, tn * Cfg::kBN, tile, smem);
+  }
+}
+
 template <typename Cfg, typename Tail>
 __device__ __forceinline__ void gemm_tma(const GemmOperands<typename Cfg::T, typename Cfg::TOut>& op, const TensorMap& a,
                                          const TensorMap& b, const typename Tail::Params& tp) {
   static_assert(Cfg::kLoad == LoadPath::Tma, "cp.async configurations call gemm");
   extern __shared__ __align__(1024) char smem[];
+  if constexpr (Cfg::kPersistent) {
+    gemm_tma_persistent<Cfg, Tail>(op, a, b, tp, smem);
+    return;
+  }
   const int tiles_m = (op.M + Cfg::kBM - 1) / Cfg::kBM, tiles_n = (op.N + Cfg::kBN - 1) / Cfg::kBN;
   int tm, tn;
   tile_of<Cfg::kRaster, Cfg::kGroup>(blockIdx.x, tiles_m, tiles_n, tm, tn);

@@ -110,48 +110,80 @@ struct WgmmaTmaMainloop {
                                       char* smem) {
     const int tid = threadIdx.x;
     const unsigned base = shared_address(smem);
+    start(a, b, base);
+    if (tid >= kEpilogueThreads) {
+      registers_release<kProducerRegs>();
+      if (tid == kEpilogueThreads) produce(a, b, m0, n0, kt_begin, kt_end - kt_begin, 0, base);
+      return false;
+    }
+    registers_claim<kConsumerRegs>();
+    consume(kt_end - kt_begin, 0, base);
+    // Every copy has landed (each was waited for) and no consumer waits any more.
+    sync_threads<kEpilogueThreads>();
+    if (tid == 0)
+      for (int s = 0; s < 2 * kStages; ++s) mbarrier_inval(base + kStages * kStageBytes + 8 * s);
+    return true;
+  }
+
+  // The pieces of run(), also for a persistent block that walks several tiles: the ring's k-tile
+  // count `done` carries on from tile to tile, so that stages and phases continue.
+  // The barriers, initialised by thread 0 before any thread uses them.
+  static __device__ __forceinline__ void start(const TensorMap& a, const TensorMap& b, unsigned base) {
     const unsigned full = base + kStages * kStageBytes, empty = full + 8 * kStages;
-    const int tiles = kt_end - kt_begin;
-    if (tid == 0) {
+    if (threadIdx.x == 0) {
       for (int s = 0; s < kStages; ++s) {
         mbarrier_init(full + 8 * s, 1);
         mbarrier_init(empty + 8 * s, 4 * kConsumers);  // one arrival per consumer warp
       }
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if (tid == kEpilogueThreads) {
+    if (threadIdx.x == kEpilogueThreads) {
       tma_prefetch_descriptor(a);
       tma_prefetch_descriptor(b);
     }
     __syncthreads();
-    if (tid >= kEpilogueThreads) {
-      registers_release<kProducerRegs>();
-      if (tid == kEpilogueThreads) produce(a, b, m0, n0, kt_begin, tiles, base, full, empty);
-      return false;
-    }
-    registers_claim<kConsumerRegs>();
+  }
+
+  // The producer's thread: k tile kt_begin + i into stage (done + i) % kStages once the consumers
+  // have released that stage's previous use.
+  static __device__ __forceinline__ void produce(const TensorMap& a, const TensorMap& b, int m0, int n0, int kt_begin,
+                                                 int tiles, int done, unsigned base) {
+    const unsigned full = base + kStages * kStageBytes, empty = full + 8 * kStages;
     for (int i = 0; i < tiles; ++i) {
-      const int s = i % kStages;
-      mbarrier_wait(full + 8 * s, (i / kStages) & 1);
+      const int j = done + i, s = j % kStages;
+      if (j >= kStages) mbarrier_wait(empty + 8 * s, (j / kStages - 1) & 1);
+      const unsigned stage = base + s * kStageBytes, bar = full + 8 * s;
+      mbarrier_arrive_expect_tx(bar, kStageBytes);
+      const int k0 = (kt_begin + i) * kBK;
+      tma_load_2d(stage, a, bar, k0, m0);
+      tma_load_2d(stage + TileA::kBytes, b, bar, k0, n0);
+    }
+  }
+
+  // A consumer thread: `tiles` k tiles from ring position `done` into acc (zero when tiles is 0);
+  // every stage it read is released by the time it returns.
+  __device__ __forceinline__ void consume(int tiles, int done, unsigned base) {
+    const unsigned full = base + kStages * kStageBytes, empty = full + 8 * kStages;
+    const bool signals = threadIdx.x % 32 == 0;
+    scale_d = 0;
+    for (int i = 0; i < tiles; ++i) {
+      const int j = done + i, s = j % kStages;
+      mbarrier_wait(full + 8 * s, (j / kStages) & 1);
       compute(base + s * kStageBytes);
       // compute() left this tile's batch in flight and waited for the previous one: its stage is free.
-      if (i > 0 && tid % 32 == 0) mbarrier_arrive(empty + 8 * ((i - 1) % kStages));
+      if (i > 0 && signals) mbarrier_arrive(empty + 8 * ((j - 1) % kStages));
     }
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kMB; ++i)
 #pragma unroll
       for (int j = 0; j < kWN / 2; ++j) keep(acc[i][j]);
+    if (tiles > 0 && signals) mbarrier_arrive(empty + 8 * ((done + tiles - 1) % kStages));
     if (tiles == 0)  // an empty K split adds nothing
 #pragma unroll
       for (int i = 0; i < kMB; ++i)
 #pragma unroll
         for (int j = 0; j < kWN / 2; ++j) acc[i][j] = 0.f;
-    // Every copy has landed (each was waited for) and no consumer waits any more.
-    sync_threads<kEpilogueThreads>();
-    if (tid == 0)
-      for (int s = 0; s < 2 * kStages; ++s) mbarrier_inval(full + 8 * s);
-    return true;
   }
 
   // f(row, col, v0, v1) for every pair of accumulators (columns col, col + 1 of the block tile).
@@ -170,21 +202,6 @@ struct WgmmaTmaMainloop {
   }
 
  private:
-  // The producer's thread: tile i into stage i % kStages once the consumers have released the
-  // stage's previous tile (i - kStages).
-  static __device__ __forceinline__ void produce(const TensorMap& a, const TensorMap& b, int m0, int n0, int kt_begin,
-                                                 int tiles, unsigned base, unsigned full, unsigned empty) {
-    for (int i = 0; i < tiles; ++i) {
-      const int s = i % kStages;
-      if (i >= kStages) mbarrier_wait(empty + 8 * s, (i / kStages - 1) & 1);
-      const unsigned stage = base + s * kStageBytes, bar = full + 8 * s;
-      mbarrier_arrive_expect_tx(bar, kStageBytes);
-      const int k0 = (kt_begin + i) * kBK;
-      tma_load_2d(stage, a, bar, k0, m0);
-      tma_load_2d(stage + TileA::kBytes, b, bar, k0, n0);
-    }
-  }
-
   __device__ __forceinline__ void compute(unsigned stage) {
     const int group = threadIdx.x / 128;
     const unsigned a = stage + group % kGroupsM * kWM * 128, b = stage + TileA::kBytes + group / kGroupsM * kWN * 128;

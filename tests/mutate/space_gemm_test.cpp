@@ -280,6 +280,8 @@ void check_tma_instance(const DesignSpace& s, const Genome& g, const Task& task,
       const auto& k = std::get<ResolvedKernel>(step);
       if (k.kernel != "kevo_gemm") continue;
       EXPECT_EQ(k.block[0], unsigned(128 * (groups + 1))) << "consumers and the producer warpgroup";
+      const int64_t tiles = (w.axes.at("M") + bm - 1) / bm * ((w.axes.at("N") + bn - 1) / bn);
+      EXPECT_EQ(k.grid[0], unsigned(value(s, g, "kPersistent") ? DeviceLimits{}.num_sms : tiles)) << "a block per tile or per SM";
       ASSERT_GE(k.args.size(), 2u);
       const int64_t m = w.axes.at("M"), n = w.axes.at("N"), kk = w.axes.at("K");
       const std::pair<const char*, std::array<int64_t, 3>> expect[] = {{"x", {m, bm, 0}}, {"W", {n, bn, 0}}};
@@ -327,7 +329,9 @@ TEST(GemmSpaces, TmaInstancesPassTensorMapsAndLoadWithTma) {
 
   const std::string tool = cuobjdump();
   for (int sample = 0; sample < samples(); ++sample) {
-    if (sample > 0) g = genome_with(*hopper, "kLoad", 1, rng);
+    // Alternately one tile per block and persistent blocks.
+    if (sample > 0) g = genome_with(*hopper, "kPersistent", sample % 2, rng);
+    if (value(*hopper, g, "kLoad") == 0) g = genome_with(*hopper, "kLoad", 1, rng);
     check_tma_instance(*hopper, g, task, tool);
   }
   if (tool.empty()) GTEST_SKIP() << "compiled; no cuobjdump (toolkit or .deps/cuda-tools) for the SASS check";
