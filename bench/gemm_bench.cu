@@ -422,6 +422,7 @@ int main() {
   RUN_TMAP(kevo::NoTail, noTail, 256, 128, 2, 1, 4, RowMajor, 16, Registers);
   RUN_TMAP(BiasRelu, lin, 128, 128, 1, 1, 6, ColMajor, 8, Registers);
   RUN_TMAP(BiasRelu, lin, 128, 256, 2, 1, 4, ColMajor, 8, Kernel);
+  RUN_TMAP(BiasRelu, lin, 128, 128, 1, 1, 4, ColMajor, 8, Staged);
 #endif
   std::printf("done group %d\n", GROUP);
   return 0;

@@ -196,7 +196,7 @@ class GemmSpace : public DesignSpace {
     if (v["kPath"] == 1 && bf16x3) main += 2 * 2 * (v["kBM"] + v["kBN"]) * v["kBK"] * 2;  // two sets of bf16 parts
     if (v["kLoad"] == 1) main += 2 * 8 * v["kStages"];  // the TMA ring's full and empty mbarriers
     const int64_t staged = v["kEpilogue"] == 1 ? v["kBM"] * (v["kBN"] + 4) * 4 : 0;
-    return std::max(main, staged);
+    return v["kPersistent"] == 1 ? main + staged : std::max(main, staged);  // persistent: the ring stays busy
   }
 
   // ", const float* in_b" per tail input; their buffers appended to `args`.

@@ -28,8 +28,8 @@ struct GemmConfig {
   // Persistent (TMA path): num_sms blocks walk the tiles (blockIdx.x, + gridDim.x, ...), the
   // producer loading the next tile while the consumers run the epilogue of this one.
   static constexpr bool kPersistent = kPersistent_;
-  static_assert(!kPersistent || (kLoad == LoadPath::Tma && kSplit_ == SplitK::None && kPlace_ != EpiloguePlace::Staged),
-                "a persistent grid is the TMA path's, without split-K, and keeps the ring for the next tile (no staged epilogue)");
+  static_assert(!kPersistent || (kLoad == LoadPath::Tma && kSplit_ == SplitK::None),
+                "a persistent grid is the TMA path's, without split-K");
   static_assert(kLoad == LoadPath::CpAsync || (kPath == MmaPath::Wgmma && kPrec == Precision::Native && kB == BLayout::KMajor),
                 "TMA loads feed the wgmma path with 16-bit operands, B stored [N, K]");
   using Mainloop = typename If<
@@ -44,8 +44,11 @@ struct GemmConfig {
   // The threads that hold the tile and run the epilogue: all of them, but the TMA path's producer.
   static constexpr int kEpilogueThreads = kLoad == LoadPath::Tma ? kThreads - 128 : kThreads;
   static constexpr int kStagedBytes = kPlace == EpiloguePlace::Staged ? kBM * (kBN + 4) * 4 : 0;
-  // Dynamic shared memory of the GEMM kernel: the pipeline's stages, or the staging tile that reuses them.
-  static constexpr int kSharedBytes = Mainloop::kSharedBytes > kStagedBytes ? Mainloop::kSharedBytes : kStagedBytes;
+  // Dynamic shared memory of the GEMM kernel: the pipeline's stages, or the staging tile that reuses
+  // them; persistent blocks keep the ring busy with the next tile, so their staging tile follows it.
+  static constexpr int kSharedBytes = kPersistent ? Mainloop::kSharedBytes + kStagedBytes
+                                      : Mainloop::kSharedBytes > kStagedBytes ? Mainloop::kSharedBytes
+                                                                              : kStagedBytes;
   static_assert(kGroup >= 1, "a raster band is at least one tile wide");
 };
 
@@ -99,7 +102,8 @@ __device__ __forceinline__ void gemm_tma_persistent(const GemmOperands<typename 
     int tm, tn;
     tile_of<Cfg::kRaster, Cfg::kGroup>(tile, tiles_m, tiles_n, tm, tn);
     main.consume(k_tiles, done, base);
-    epilogue.template run<Cfg::kBM, Cfg::kBN, Cfg::kEpilogueThreads>(main, tm * Cfg::kBM, tn * Cfg::kBN, tile, smem);
+    epilogue.template run<Cfg::kBM, Cfg::kBN, Cfg::kEpilogueThreads>(main, tm * Cfg::kBM, tn * Cfg::kBN, tile,
+                                                                     smem + Main::kSharedBytes);
   }
 }
 

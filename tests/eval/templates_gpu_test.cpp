@@ -41,7 +41,7 @@ const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corner
         {{"kBlockW", 32}, {"kBlockH", 8}, {"kCols", 1}, {"kRows", 16}, {"kAhead", 2}}}},
       // The gemm family's TMA path (16-bit linear tasks): the plan's tensor maps end to end, two
       // consumer warpgroups, one with a staged epilogue, a serial split-K with partial tiles, and
-      // persistent blocks (the epilogue from registers, and in a second kernel).
+      // persistent blocks (the epilogue from registers, staged after the ring, in a second kernel).
       {"gemm",
        {{{"kPath", 1}, {"kLoad", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 256}, {"kBK", 64}, {"kWarpsM", 2},
          {"kWarpsN", 1}, {"kStages", 4}, {"kRaster", 1}, {"kGroup", 8}},
@@ -52,7 +52,9 @@ const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corner
         {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 256}, {"kBK", 64},
          {"kWarpsM", 2}, {"kStages", 4}, {"kRaster", 1}, {"kGroup", 8}},
         {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64},
-         {"kStages", 6}, {"kEpilogue", 2}}}},
+         {"kStages", 6}, {"kEpilogue", 2}},
+        {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64},
+         {"kStages", 4}, {"kEpilogue", 1}}}},
   };
   return all;
 }
