@@ -6,8 +6,10 @@
 // registers from the producer, which needs few, to the consumers' accumulators. The tensor maps
 // (plan arguments, built with cuTensorMapEncodeTiled) use the 128-byte swizzle, which writes
 // exactly the layout of SmemTile's 16-byte chunks that wgmma's descriptors describe; TMA fills
-// the parts of a box outside the matrix with zeros, so partial tiles need no masking.
-// 16-bit operands, B stored [N, K]. On sm_100a/sm_103a the manifest does not offer this path.
+// the parts of a box outside the matrix with zeros, so partial tiles need no masking. The ring's
+// pieces (start, produce, consume) also serve gemm_tma_persistent, whose blocks walk several tiles
+// with one ring. 16-bit operands, B stored [N, K]. On sm_100a/sm_103a the manifest does not offer
+// this path.
 #pragma once
 
 #include "wgmma.cuh"
