@@ -100,7 +100,7 @@ class GemmSpace : public DesignSpace {
         << enumerator(g, "kPrecision") << ", " << v["kBM"] << ", " << v["kBN"] << ", " << v["kBK"] << ", " << v["kWarpsM"]
         << ", " << v["kWarpsN"] << ", " << v["kStages"] << ", kevo::BLayout::" << (m_.b_kmajor ? "KMajor" : "NMajor")
         << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", " << enumerator(g, "kSplit") << ", " << splits
-        << ", " << enumerator(g, "kEpilogue") << (tma ? ", kevo::LoadPath::Tma" : "") << (persistent ? ", true" : "") << ">;\n";
+        << ", " << enumerator(g, "kEpilogue") << ", " << enumerator(g, "kLoad") << ", " << (persistent ? "true" : "false") << ">;\n";
     const int64_t shared = shared_bytes(v);
     src << "static_assert(Config::kSharedBytes == " << shared << ", \"the plan's shared_bytes\");\n\n";
 
