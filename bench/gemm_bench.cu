@@ -2,7 +2,9 @@
 // (full fp32, or bf16 with fp32 accumulation) at the tasks' tolerance and timed against cuBLAS
 // fp32, cuBLAS TF32 and bf16 (the tensor cores' practical peak in the same run), and against
 // cuBLAS plus separate epilogue kernels (the eager plan of task 13). GROUP picks a set of
-// instances, so that bench/gemm_bench.sh compiles the groups in parallel.
+// instances, so that bench/gemm_bench.sh compiles the groups in parallel; groups 6 and 7 are the
+// warp-specialised TMA path, whose tensor maps the host encodes here with the export runtime's
+// encode_tensor_map (as kevo's evaluation does from the plan's tensor-map arguments).
 // nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DGROUP=1 bench/gemm_bench.cu -lcublas
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -14,10 +16,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "../src/runtime/kevo_export/tensor_map.h"
 #include "../templates/gemm/gemm.cuh"
 
 #define CHECK(x)                                                                          \
@@ -53,6 +57,12 @@ template <typename Cfg, typename Tail>
 __global__ void __launch_bounds__(Cfg::kThreads) gemm_kernel(kevo::GemmOperands<typename Cfg::T, typename Cfg::TOut> op,
                                                              typename Tail::Params tp) {
   kevo::gemm<Cfg, Tail>(op, tp);
+}
+template <typename Cfg, typename Tail>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    gemm_tma_kernel(const __grid_constant__ kevo::TensorMap ta, const __grid_constant__ kevo::TensorMap tb,
+                    kevo::GemmOperands<typename Cfg::T, typename Cfg::TOut> op, typename Tail::Params tp) {
+  kevo::gemm_tma<Cfg, Tail>(op, ta, tb, tp);
 }
 template <typename TOut, typename Tail>
 __global__ void reduce_kernel(const float* ws, TOut* c, int m, int n, int splits, typename Tail::Params tp) {
@@ -94,6 +104,7 @@ struct Problem {
 };
 
 cublasHandle_t g_cublas;
+int g_sms = 132;  // persistent TMA instances launch one block per SM
 
 float time_ms(const std::function<void()>& f, int reps = 20) {
   for (int i = 0; i < 3; ++i) f();
@@ -197,6 +208,27 @@ bool check(const Problem& p, const char* label) {
   return bad == 0;
 }
 
+// The tensor map of a row-major 16-bit [rows, k] operand: dims [k, rows], box [kBK, box_rows],
+// 128-byte swizzle (what the gemm family's plans ask for).
+kevo::TensorMap tensor_map(const void* base, int rows, int k, int box_k, int box_rows) {
+  const uint64_t dims[2] = {uint64_t(k), uint64_t(rows)}, strides[1] = {uint64_t(k) * 2};
+  const uint32_t box[2] = {uint32_t(box_k), uint32_t(box_rows)};
+  kevo_export::TensorMap m;
+  CHECK(kevo_export::encode_tensor_map(&m, 9 /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 */, 2, base, dims, strides, box, 128));
+  kevo::TensorMap out;
+  static_assert(sizeof(out) == sizeof(m), "a tensor map is 128 bytes");
+  std::memcpy(&out, &m, sizeof m);
+  return out;
+}
+
+template <typename Cfg, typename Tail>
+const void* kernel_of() {
+  if constexpr (Cfg::kLoad == kevo::LoadPath::Tma)
+    return reinterpret_cast<const void*>(&gemm_tma_kernel<Cfg, Tail>);
+  else
+    return reinterpret_cast<const void*>(&gemm_kernel<Cfg, Tail>);
+}
+
 template <typename Cfg, typename Tail>
 void launch(const Problem& p) {
   using T = typename Cfg::T;
@@ -206,7 +238,13 @@ void launch(const Problem& p) {
   if constexpr (!std::is_same<Tail, kevo::NoTail>::value) tp.b = p.bias;
   const int tiles = ((p.m + Cfg::kBM - 1) / Cfg::kBM) * ((p.n + Cfg::kBN - 1) / Cfg::kBN);
   if (Cfg::kSplit == kevo::SplitK::Serial) zero_kernel<<<(tiles + 255) / 256, 256>>>(p.flags, tiles);
-  gemm_kernel<Cfg, Tail><<<dim3(tiles, Cfg::kSplits), Cfg::kThreads, Cfg::kSharedBytes>>>(op, tp);
+  if constexpr (Cfg::kLoad == kevo::LoadPath::Tma) {
+    const kevo::TensorMap ta = tensor_map(p.a, p.m, p.k, Cfg::kBK, Cfg::kBM), tb = tensor_map(p.b, p.n, p.k, Cfg::kBK, Cfg::kBN);
+    const int blocks = Cfg::kPersistent ? g_sms : tiles;
+    gemm_tma_kernel<Cfg, Tail><<<dim3(blocks, Cfg::kSplits), Cfg::kThreads, Cfg::kSharedBytes>>>(ta, tb, op, tp);
+  } else {
+    gemm_kernel<Cfg, Tail><<<dim3(tiles, Cfg::kSplits), Cfg::kThreads, Cfg::kSharedBytes>>>(op, tp);
+  }
   if (Cfg::kPlace == kevo::EpiloguePlace::Kernel)
     reduce_kernel<TOut, Tail><<<int(((long long)p.m * p.n / 2 + 255) / 256), 256>>>(p.ws, (TOut*)p.c, p.m, p.n, Cfg::kSplits, tp);
 }
@@ -217,7 +255,7 @@ void run(const char* label, const std::vector<Problem*>& problems) {
     std::printf("skip %s: %d bytes of shared memory\n", label, Cfg::kSharedBytes);
     return;
   }
-  CHECK(cudaFuncSetAttribute(gemm_kernel<Cfg, Tail>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
+  CHECK(cudaFuncSetAttribute(kernel_of<Cfg, Tail>(), cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
   for (Problem* p : problems) {
     CHECK(cudaMemset(p->c, 0xff, (size_t)p->m * p->n * (p->bf16 ? 2 : 4)));  // poison
     launch<Cfg, Tail>(*p);
@@ -240,6 +278,16 @@ void run(const char* label, const std::vector<Problem*>& problems) {
 #define CFG(path, T, prec, BM, BN, BK, WM, WN, S, BL, R, G, SK, NS, EP)                                               \
   kevo::GemmConfig<kevo::MmaPath::path, T, T, kevo::Precision::prec, BM, BN, BK, WM, WN, S, kevo::BLayout::BL, \
                    kevo::Raster::R, G, kevo::SplitK::SK, NS, kevo::EpiloguePlace::EP>
+#define CFGT(BM, BN, WM, WN, S, R, G, SK, NS, EP, P)                                                            \
+  kevo::GemmConfig<kevo::MmaPath::Wgmma, kevo::bf16, kevo::bf16, kevo::Precision::Native, BM, BN, 64, WM, WN, S,       \
+                   kevo::BLayout::KMajor, kevo::Raster::R, G, kevo::SplitK::SK, NS, kevo::EpiloguePlace::EP,         \
+                   kevo::LoadPath::Tma, P>
+#define RUN_TMA(tail, probs, BM, BN, WM, WN, S, R, G, SK, NS, EP) \
+  run<CFGT(BM, BN, WM, WN, S, R, G, SK, NS, EP, false), tail>(     \
+      "TMA ws " #BM "x" #BN "x64 w" #WM "x" #WN " s" #S " " #R #G " " #SK #NS " " #EP, probs)
+#define RUN_TMAP(tail, probs, BM, BN, WM, WN, S, R, G, EP)         \
+  run<CFGT(BM, BN, WM, WN, S, R, G, None, 1, EP, true), tail>(     \
+      "TMA ws persistent " #BM "x" #BN "x64 w" #WM "x" #WN " s" #S " " #R #G " " #EP, probs)
 #define RUN(tail, probs, path, T, prec, BM, BN, BK, WM, WN, S, BL, R, G, SK, NS, EP)      \
   run<CFG(path, T, prec, BM, BN, BK, WM, WN, S, BL, R, G, SK, NS, EP), tail>(            \
       #path " " #prec " " #BM "x" #BN "x" #BK " w" #WM "x" #WN " s" #S " " #R #G " " #SK #NS " " #EP, probs)
@@ -286,6 +334,7 @@ int main() {
   cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, 0);
   std::printf("device %s, %d SMs, group %d\n", prop.name, prop.multiProcessorCount, GROUP);
+  g_sms = prop.multiProcessorCount;
 #if GROUP <= 3
   // fp32: task 13 (linear, B [N, K]) and its small workload, a square matmul (B [K, N]), an odd shape.
   Problem t13 = make("task13", 1024, 8192, 8192, false, true, 1), t13s = make("task13_small", 16, 128, 256, false, true, 1);
@@ -319,7 +368,7 @@ int main() {
   RUN(Linear13, lin, Sync, float, Bf16x3, 128, 64, 32, 2, 2, 4, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(kevo::NoTail, mm, Sync, float, Bf16x3, 128, 128, 32, 2, 2, 3, NMajor, RowMajor, 8, None, 1, Registers);
   RUN(Linear13, lin, Wgmma, float, Tf32, 128, 256, 32, 2, 1, 4, KMajor, RowMajor, 8, None, 1, Registers);
-#else
+#elif GROUP <= 5
   // bf16: a square 8192^3 linear GEMM (B [N, K]) with a fused tail, a small and an odd shape.
   Problem big = make("bf16_8192", 8192, 8192, 8192, true, true, 2), small = make("bf16_small", 16, 128, 256, true, true, 2);
   Problem odd = make("bf16_odd_300x200x264", 300, 200, 264, true, true, 2), oddn = make("bf16_nmajor_odd", 300, 200, 264, true, false, 2);
@@ -339,6 +388,41 @@ int main() {
   RUN(BiasRelu, lin, Sync, kevo::bf16, Native, 128, 128, 32, 2, 2, 4, KMajor, RowMajor, 8, None, 1, Registers);
   RUN(BiasRelu, nmaj, Sync, kevo::bf16, Native, 128, 128, 32, 2, 2, 4, NMajor, RowMajor, 8, None, 1, Registers);
   RUN(BiasRelu, nmaj, Sync, kevo::bf16, Native, 128, 128, 64, 2, 2, 3, NMajor, ColMajor, 4, Parallel, 2, Kernel);
+#else
+  // The TMA path, bf16 linear (B [N, K]): 8192^3 with the fused tail and without, and small and
+  // odd shapes (partial tiles in M, N and K: TMA's zero fill) checked for correctness.
+  Problem big = make("bf16_8192", 8192, 8192, 8192, true, true, 2), plain = make("bf16_8192_notail", 8192, 8192, 8192, true, true, 0);
+  Problem small = make("bf16_small", 16, 128, 256, true, true, 2), odd = make("bf16_odd_300x200x264", 300, 200, 264, true, true, 2);
+  Problem odd2 = make("bf16_odd_1000x776x1032", 1000, 776, 1032, true, true, 2), odd3 = make("bf16_odd_129x66x72", 129, 66, 72, true, true, 0);
+  std::vector<Problem*> lin = {&small, &odd, &odd2, &big}, noTail = {&odd3, &plain};
+#endif
+#if GROUP == 6
+  baselines_bf16(&big);
+  {
+    const double f = 2.0 * plain.m * plain.n * plain.k;
+    const float mb = time_ms([&] { cublas_gemm(plain, plain.c, true, 0); });
+    std::printf("base %-58s %-18s %8.3f ms %7.1f TFLOP/s\n", "cuBLAS bf16 (fp32 accumulation, bf16 out)", plain.name.c_str(), mb, f / mb / 1e9);
+  }
+  RUN_TMA(BiasRelu, lin, 128, 256, 2, 1, 4, ColMajor, 8, None, 1, Registers);
+  RUN_TMA(kevo::NoTail, noTail, 128, 256, 2, 1, 4, ColMajor, 8, None, 1, Registers);
+  RUN_TMAP(BiasRelu, lin, 128, 256, 2, 1, 4, ColMajor, 8, Registers);
+  RUN_TMAP(kevo::NoTail, noTail, 128, 256, 2, 1, 4, ColMajor, 8, Registers);
+  RUN_TMA(BiasRelu, lin, 256, 128, 2, 1, 4, ColMajor, 8, None, 1, Registers);
+  RUN_TMA(kevo::NoTail, noTail, 256, 128, 2, 1, 4, ColMajor, 8, None, 1, Registers);
+  RUN_TMA(BiasRelu, lin, 128, 256, 2, 1, 4, RowMajor, 16, None, 1, Registers);
+  RUN_TMA(BiasRelu, lin, 128, 256, 2, 1, 3, ColMajor, 8, None, 1, Registers);
+#elif GROUP == 7
+  RUN_TMA(BiasRelu, lin, 128, 256, 2, 1, 4, ColMajor, 8, None, 1, Staged);
+  RUN_TMA(BiasRelu, lin, 128, 256, 1, 2, 4, ColMajor, 8, None, 1, Registers);
+  RUN_TMA(BiasRelu, lin, 128, 128, 1, 1, 6, RowMajor, 8, None, 1, Registers);
+  RUN_TMA(BiasRelu, lin, 128, 128, 1, 1, 5, RowMajor, 8, None, 1, Staged);
+  RUN_TMA(BiasRelu, lin, 256, 128, 2, 1, 4, ColMajor, 8, Serial, 2, Registers);
+  RUN_TMA(BiasRelu, lin, 128, 256, 2, 1, 3, RowMajor, 8, Parallel, 2, Kernel);
+  RUN_TMAP(BiasRelu, lin, 256, 128, 2, 1, 4, ColMajor, 8, Registers);
+  RUN_TMAP(kevo::NoTail, noTail, 256, 128, 2, 1, 4, RowMajor, 16, Registers);
+  RUN_TMAP(BiasRelu, lin, 128, 128, 1, 1, 6, ColMajor, 8, Registers);
+  RUN_TMAP(BiasRelu, lin, 128, 256, 2, 1, 4, ColMajor, 8, Kernel);
+  RUN_TMAP(BiasRelu, lin, 128, 128, 1, 1, 4, ColMajor, 8, Staged);
 #endif
   std::printf("done group %d\n", GROUP);
   return 0;

@@ -2,7 +2,8 @@
 # The gemm family's full CPU acceptance: for every GEMM task (task 13 and the 16-bit and TF32 test
 # contracts), N random genomes legal on each architecture render into valid plans and compile
 # with NVRTC for sm_90a and sm_100a (kevo space, through the compile pool), then a wgmma and an
-# mma.sync instance of each task show HGMMA/HMMA in their SASS (cuobjdump; the gtest).
+# mma.sync instance of each task show HGMMA/HMMA in their SASS, and N TMA instances of the 16-bit
+# linear task UTMALDG and HGMMA without LDGSTS (cuobjdump; the gtests).
 # Usage: bench/gemm_space.sh [N=200]; needs build/kevo and build/tests/mutate_tests.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,5 +22,9 @@ done
 "$root/build/tests/mutate_tests" --gtest_filter='GemmSpaces.SampledGenomes*' > /tmp/gemm_space_sass.log 2>&1 ||
   { failed=$((failed + 1)); tail -20 /tmp/gemm_space_sass.log; }
 grep -E 'OK|SKIPPED|FAILED' /tmp/gemm_space_sass.log | head -3
+# N TMA instances (the TMA subspace is small: a few in 200 uniform draws of the legal genomes).
+KEVO_GEMM_SAMPLES=$n "$root/build/tests/mutate_tests" --gtest_filter='GemmSpaces.Tma*' > /tmp/gemm_space_tma.log 2>&1 ||
+  { failed=$((failed + 1)); tail -20 /tmp/gemm_space_tma.log; }
+grep -E 'OK|SKIPPED|FAILED' /tmp/gemm_space_tma.log | head -3
 echo "gemm_space: $failed failure(s), $(( $(date +%s) - start )) s"
 exit $((failed > 0))

@@ -18,6 +18,7 @@
 
 #include "core/json_doc.h"
 #include "core/json_positions.h"
+#include "core/tensor_map.h"
 
 namespace kevo {
 
@@ -404,11 +405,16 @@ class PlanReader {
           p, "give scalar arguments a type: {\"int\": ...}, {\"int64\": ...}, {\"float\": ...} or {\"double\": ...}");
     if (!v.is_object())
       doc_.fail(p, "must be a buffer name or a typed scalar such as {\"int\": \"D\"}, got " + kind_of(v));
-    object(v, p, {"int", "int64", "float", "double"});
-    if (v.size() != 1) doc_.fail(p, "a typed scalar has exactly one key: int, int64, float or double");
+    object(v, p, {"int", "int64", "float", "double", "tensor_map"});
+    if (v.size() != 1) doc_.fail(p, "a typed argument has exactly one key: int, int64, float, double or tensor_map");
     const std::string type = v.begin().key();
     Path vp = p.key(type);
-    if (type == "int" || type == "int64") {
+    a.at = origin_of(doc_, vp);
+    if (type == "tensor_map") {
+      a.kind = ArgKind::TensorMap;
+      a.tensor_map = read_tensor_map(v.begin().value(), vp);
+      written_.insert(a.tensor_map.buffer);  // TMA may store through it
+    } else if (type == "int" || type == "int64") {
       a.kind = type == "int" ? ArgKind::Int32 : ArgKind::Int64;
       a.value = expr(v.begin().value(), vp);
     } else {
@@ -418,6 +424,53 @@ class PlanReader {
         doc_.fail(vp, v.begin().value().dump() + " does not fit a float32 (use {\"double\": ...})");
     }
     return a;
+  }
+
+  // {"buffer": ..., "dims": [...], "strides": [...], "box": [...], "swizzle": ...}: what the plan
+  // fixes is checked here (cuTensorMapEncodeTiled's limits), sizes per workload at resolution.
+  TensorMapArg read_tensor_map(const json& v, const Path& p) const {
+    object(v, p, {"buffer", "dtype", "dims", "strides", "box", "swizzle"});
+    TensorMapArg t;
+    t.buffer = buffer(required(v, p, "buffer"), p.key("buffer"));
+    const DType dtype = buffers_.at(t.buffer).dtype;
+    if (!tensor_map_dtype_supported(dtype))
+      doc_.fail(p.key("buffer"), "'" + t.buffer + "' holds " + dtype_name(dtype) + "; a tensor map cannot");
+    if (v.contains("dtype") && string(v["dtype"], p.key("dtype")) != dtype_name(dtype))
+      doc_.fail(p.key("dtype"), "'" + t.buffer + "' holds " + dtype_name(dtype) + ", not " + v["dtype"].get<std::string>());
+    auto list = [&](const char* key) -> const json& {
+      const json& a = required(v, p, key);
+      if (!a.is_array() || a.empty() || a.size() > static_cast<size_t>(kMaxTensorMapRank))
+        doc_.fail(p.key(key), "must be an array of 1 to " + std::to_string(kMaxTensorMapRank) + " entries (innermost dim first)");
+      return a;
+    };
+    const json& dims = list("dims");
+    for (size_t i = 0; i < dims.size(); ++i) t.dims.push_back(expr(dims[i], p.key("dims").index(i)));
+    if (v.contains("strides")) {
+      Path sp = p.key("strides");
+      const json& s = v["strides"];
+      if (!s.is_array() || s.size() + 1 != dims.size())
+        doc_.fail(sp, "must be an array of " + std::to_string(dims.size() - 1) +
+                          " strides in elements, one per dim after the first");
+      for (size_t i = 0; i < s.size(); ++i) t.strides.push_back(expr(s[i], sp.index(i)));
+    }
+    const json& box = list("box");
+    if (box.size() != dims.size())
+      doc_.fail(p.key("box"), "has " + std::to_string(box.size()) + " entries but 'dims' has " + std::to_string(dims.size()));
+    for (size_t i = 0; i < box.size(); ++i) t.box.push_back(integer(box[i], p.key("box").index(i), 1, kMaxTensorMapBox));
+    const int64_t inner = t.box[0] * dtype_size(dtype);
+    if (inner % 16 != 0)
+      doc_.fail(p.key("box").index(0), std::to_string(t.box[0]) + " elements of " + dtype_name(dtype) + " are " +
+                                           std::to_string(inner) + " bytes; TMA moves rows of a multiple of 16 bytes");
+    if (v.contains("swizzle")) {
+      Path sw = p.key("swizzle");
+      t.swizzle = static_cast<int>(integer(v["swizzle"], sw, 0, 128));
+      if (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128)
+        doc_.fail(sw, "must be 0 (none), 32, 64 or 128 (bytes), got " + std::to_string(t.swizzle));
+      if (t.swizzle != 0 && inner > t.swizzle)
+        doc_.fail(sw, "a " + std::to_string(t.swizzle) + "-byte swizzle takes box rows of at most " + std::to_string(t.swizzle) +
+                          " bytes; box[0] is " + std::to_string(inner) + " bytes");
+    }
+    return t;
   }
 
   // A library step's operand: a float32 buffer. An output must not be one of the task's inputs.
@@ -683,6 +736,8 @@ class Resolver {
       ra.kind = a.kind;
       if (a.kind == ArgKind::Buffer)
         ra.buffer = plan.buffer(a.buffer);
+      else if (a.kind == ArgKind::TensorMap)
+        ra = tensor_map(a, plan);
       else if (a.kind == ArgKind::Float32 || a.kind == ArgKind::Float64)
         ra.real = a.real;
       else
@@ -690,6 +745,23 @@ class Resolver {
       if (a.kind == ArgKind::Int32 && (ra.integer < INT32_MIN || ra.integer > INT32_MAX))
         fail(a.value.at, value_text(a.value, ra.integer) + " does not fit a 32-bit int (use {\"int64\": ...})");
       r.args.push_back(ra);
+    }
+    return r;
+  }
+
+  ResolvedArg tensor_map(const KernelArg& a, const ResolvedPlan& plan) const {
+    const TensorMapArg& t = a.tensor_map;
+    ResolvedArg r;
+    r.kind = ArgKind::TensorMap;
+    r.buffer = plan.buffer(t.buffer);
+    const ResolvedBuffer& b = plan.buffers[static_cast<size_t>(r.buffer)];
+    std::vector<int64_t> dims, strides;
+    for (const PlanExpr& e : t.dims) dims.push_back(eval(e));
+    for (const PlanExpr& e : t.strides) strides.push_back(eval(e));
+    try {
+      r.tensor_map = resolve_tensor_map(t, b.dtype, dims, strides, b.bytes / dtype_size(b.dtype));
+    } catch (const std::invalid_argument& err) {
+      fail(a.at, err.what());
     }
     return r;
   }

@@ -43,13 +43,27 @@ struct ScratchBuffer {
   Origin at;
 };
 
-enum class ArgKind { Buffer, Int32, Int64, Float32, Float64 };
+enum class ArgKind { Buffer, Int32, Int64, Float32, Float64, TensorMap };
+
+// A TMA descriptor over a buffer (core/tensor_map.h): the evaluator and the export launcher build
+// it with cuTensorMapEncodeTiled and pass it by value, a 128-byte kernel parameter that the
+// kernel declares `const __grid_constant__`. Candidates carry no host code; this is how a kernel
+// gets a tensor map.
+struct TensorMapArg {
+  std::string buffer;
+  std::vector<PlanExpr> dims;     // innermost (contiguous) first, 1 to 5
+  std::vector<PlanExpr> strides;  // elements from one index of dims[1..] to the next; empty: packed
+  std::vector<int64_t> box;       // elements one copy moves along each dim, 1 to 256
+  int swizzle = 0;                // shared memory swizzle, bytes: 0 (none), 32, 64 or 128
+};
 
 struct KernelArg {
   ArgKind kind = ArgKind::Buffer;
-  std::string buffer;  // Buffer: passed as a device pointer
-  PlanExpr value;      // Int32, Int64
-  double real = 0.0;   // Float32, Float64
+  std::string buffer;       // Buffer: passed as a device pointer
+  PlanExpr value;           // Int32, Int64
+  double real = 0.0;        // Float32, Float64
+  TensorMapArg tensor_map;  // TensorMap
+  Origin at;                // where the argument was written
 };
 
 struct KernelStep {
@@ -116,11 +130,22 @@ struct ResolvedBuffer {
   int64_t bytes = 0;
 };
 
+// A tensor map's values for one workload, checked against its buffer (core/tensor_map.cpp).
+struct ResolvedTensorMap {
+  DType dtype = DType::Float32;
+  int rank = 0;
+  std::array<uint64_t, 5> dims{};           // elements, innermost first
+  std::array<uint64_t, 4> stride_bytes{};   // of dims 1..rank-1
+  std::array<uint32_t, 5> box{};
+  int swizzle = 0;                          // bytes
+};
+
 struct ResolvedArg {
   ArgKind kind = ArgKind::Buffer;
-  int buffer = -1;      // Buffer: index into ResolvedPlan::buffers
-  int64_t integer = 0;  // Int32 (range checked), Int64
-  double real = 0.0;    // Float32, Float64
+  int buffer = -1;                 // Buffer, TensorMap: index into ResolvedPlan::buffers
+  int64_t integer = 0;             // Int32 (range checked), Int64
+  double real = 0.0;               // Float32, Float64
+  ResolvedTensorMap tensor_map;    // TensorMap
 };
 
 struct ResolvedKernel {

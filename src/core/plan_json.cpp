@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -13,7 +14,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr const char* kRoles[] = {"input", "output", "scratch"};
-constexpr const char* kArgKinds[] = {"buffer", "int", "int64", "float", "double"};
+constexpr const char* kArgKinds[] = {"buffer", "int", "int64", "float", "double", "tensor_map"};
 
 template <size_t N>
 int index_of(const char* const (&names)[N], const std::string& name, const char* what) {
@@ -28,12 +29,41 @@ Epilogue epilogue_from(const std::string& name) {
   throw std::invalid_argument("unknown epilogue '" + name + "'");
 }
 
+Json tensor_map_json(const ResolvedTensorMap& t) {
+  const size_t n = static_cast<size_t>(t.rank);
+  return {{"dtype", dtype_name(t.dtype)},
+          {"dims", std::vector<uint64_t>(t.dims.begin(), t.dims.begin() + n)},
+          {"stride_bytes", std::vector<uint64_t>(t.stride_bytes.begin(), t.stride_bytes.begin() + (n - 1))},
+          {"box", std::vector<uint32_t>(t.box.begin(), t.box.begin() + n)},
+          {"swizzle", t.swizzle}};
+}
+
+ResolvedTensorMap tensor_map_from(const Json& j) {
+  ResolvedTensorMap t;
+  const auto dtype = parse_dtype(j.at("dtype").get<std::string>());
+  if (!dtype) throw std::invalid_argument("unknown tensor map dtype");
+  t.dtype = *dtype;
+  const auto dims = j.at("dims").get<std::vector<uint64_t>>();
+  const auto strides = j.at("stride_bytes").get<std::vector<uint64_t>>();
+  const auto box = j.at("box").get<std::vector<uint32_t>>();
+  if (dims.empty() || dims.size() > t.dims.size() || box.size() != dims.size() || strides.size() + 1 != dims.size())
+    throw std::invalid_argument("tensor map rank out of range");
+  t.rank = static_cast<int>(dims.size());
+  std::copy(dims.begin(), dims.end(), t.dims.begin());
+  std::copy(strides.begin(), strides.end(), t.stride_bytes.begin());
+  std::copy(box.begin(), box.end(), t.box.begin());
+  t.swizzle = j.at("swizzle").get<int>();
+  return t;
+}
+
 Json step_json(const ResolvedStep& step) {
   if (const auto* k = std::get_if<ResolvedKernel>(&step)) {
     Json args = Json::array();
-    for (const ResolvedArg& a : k->args)
+    for (const ResolvedArg& a : k->args) {
       args.push_back({{"kind", kArgKinds[static_cast<int>(a.kind)]}, {"buffer", a.buffer}, {"integer", a.integer},
                       {"real", a.real}});
+      if (a.kind == ArgKind::TensorMap) args.back()["tensor_map"] = tensor_map_json(a.tensor_map);
+    }
     return {{"kernel", k->kernel}, {"grid", k->grid}, {"block", k->block}, {"shared_bytes", k->shared_bytes},
             {"args", args}};
   }
@@ -68,10 +98,11 @@ ResolvedStep step_from(const Json& j, int buffers) {
       ResolvedArg arg;
       arg.kind = static_cast<ArgKind>(index_of(kArgKinds, a.at("kind").get<std::string>(), "argument kind"));
       arg.buffer = a.at("buffer").get<int>();
-      if (arg.kind == ArgKind::Buffer && (arg.buffer < 0 || arg.buffer >= buffers))
+      if ((arg.kind == ArgKind::Buffer || arg.kind == ArgKind::TensorMap) && (arg.buffer < 0 || arg.buffer >= buffers))
         throw std::invalid_argument("kernel argument buffer out of range");
       arg.integer = a.at("integer").get<int64_t>();
       arg.real = a.at("real").get<double>();
+      if (arg.kind == ArgKind::TensorMap) arg.tensor_map = tensor_map_from(a.at("tensor_map"));
       k.args.push_back(arg);
     }
     return k;

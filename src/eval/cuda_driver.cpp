@@ -35,7 +35,8 @@ bool resolve_all(CudaApi& a) {
          resolve(a.cuModuleGetFunction, "cuModuleGetFunction") &&
          resolve(a.cuModuleGetGlobal, "cuModuleGetGlobal_v2") &&
          resolve(a.cuFuncSetAttribute, "cuFuncSetAttribute") && resolve(a.cuLaunchKernel, "cuLaunchKernel") &&
-         resolve(a.cuGetErrorName, "cuGetErrorName") && resolve(a.cuGetErrorString, "cuGetErrorString") &&
+         resolve(a.cuGetErrorName, "cuGetErrorName") &&
+         resolve(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled") && resolve(a.cuGetErrorString, "cuGetErrorString") &&
          resolve(a.cuMemAlloc, "cuMemAlloc_v2") && resolve(a.cuMemFree, "cuMemFree_v2") &&
          resolve(a.cuMemsetD8Async, "cuMemsetD8Async") && resolve(a.cuStreamSynchronize, "cuStreamSynchronize") &&
          resolve(a.cuEventCreate, "cuEventCreate") && resolve(a.cuEventDestroy, "cuEventDestroy_v2") &&

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "core/tensor_map.h"
 #include "eval/cuda_api.h"
 #include "eval/cuda_driver.h"
 #include "eval/library_steps.h"
@@ -22,7 +23,8 @@ LibrarySteps& library(LibrarySteps* libs) {
   return *libs;
 }
 
-// One kernel parameter's bytes, kept alive until the launch has copied them.
+// One kernel parameter's bytes, kept alive until the launch has copied them. A tensor map is a
+// 128-byte, 64-byte-aligned parameter, passed by value.
 struct ArgSlot {
   union {
     CUdeviceptr ptr;
@@ -30,8 +32,26 @@ struct ArgSlot {
     int64_t i64;
     float f32;
     double f64;
+    CUtensorMap map;
   };
 };
+
+// The TMA descriptor of a resolved tensor-map argument over the buffer at `base`: zero fill past
+// the tensor's edges (so partial tiles read zeros), no interleave, 256-byte L2 promotion.
+CUtensorMap encode_tensor_map(const ResolvedTensorMap& t, CUdeviceptr base) {
+  static const CUtensorMapSwizzle swizzles[] = {CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B,
+                                                CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B};
+  const int sw = t.swizzle == 0 ? 0 : t.swizzle == 32 ? 1 : t.swizzle == 64 ? 2 : 3;
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  CUtensorMap map;
+  check_cuda(api().cuTensorMapEncodeTiled(&map, static_cast<CUtensorMapDataType>(tensor_map_data_type(t.dtype)),
+                                          static_cast<cuuint32_t>(t.rank), reinterpret_cast<void*>(base),
+                                          t.dims.data(), t.stride_bytes.data(), t.box.data(), element_strides,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, swizzles[sw],
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+             "cuTensorMapEncodeTiled");
+  return map;
+}
 
 }  // namespace
 
@@ -89,6 +109,7 @@ void launch_plan(const LoadedModule& module, const ResolvedPlan& plan, const std
         case ArgKind::Int64: slots[i].i64 = a.integer; break;
         case ArgKind::Float32: slots[i].f32 = static_cast<float>(a.real); break;
         case ArgKind::Float64: slots[i].f64 = a.real; break;
+        case ArgKind::TensorMap: slots[i].map = encode_tensor_map(a.tensor_map, buffers.at(static_cast<size_t>(a.buffer))); break;
       }
       params[i] = &slots[i];
     }

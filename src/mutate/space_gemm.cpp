@@ -70,7 +70,7 @@ class GemmSpace : public DesignSpace {
  public:
   GemmSpace(TaskGraphPtr tg, Mapping m, std::vector<Facts> facts)
       : DesignSpace("gemm/" + tg->graph().nodes[static_cast<size_t>(m.main)].op,
-                    "kevo's tensor-core GEMM (mma.sync or wgmma; 3xTF32, 3xbf16, TF32 or native 16-bit products; split-K), "
+                    "kevo's tensor-core GEMM (mma.sync or wgmma, cp.async or warp-specialised TMA loads; 3xTF32, 3xbf16, TF32 or native 16-bit products; split-K), "
                     "the elementwise tail in its epilogue or in a second kernel",
                     "gemm", std::move(facts)),
         tg_(std::move(tg)), m_(std::move(m)) {}
@@ -79,8 +79,9 @@ class GemmSpace : public DesignSpace {
     auto v = values(g);
     const Task& task = tg_->task();
     const int out = tg_->output();
-    const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2;
-    const int64_t splits = v["kSplits"], threads = (v["kPath"] ? 128 : 32) * v["kWarpsM"] * v["kWarpsN"];
+    const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2, tma = v["kLoad"] == 1;
+    const bool persistent = v["kPersistent"] == 1;
+    const int64_t splits = v["kSplits"], threads = (v["kPath"] ? 128 : 32) * v["kWarpsM"] * v["kWarpsN"] + (tma ? 128 : 0);
     const std::string M = tg_->dim(out, 0), N = tg_->dim(out, 1), K = tg_->dim(m_.a, 1);
     const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
                               ") * ((" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]) + ")";
@@ -99,15 +100,21 @@ class GemmSpace : public DesignSpace {
         << enumerator(g, "kPrecision") << ", " << v["kBM"] << ", " << v["kBN"] << ", " << v["kBK"] << ", " << v["kWarpsM"]
         << ", " << v["kWarpsN"] << ", " << v["kStages"] << ", kevo::BLayout::" << (m_.b_kmajor ? "KMajor" : "NMajor")
         << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", " << enumerator(g, "kSplit") << ", " << splits
-        << ", " << enumerator(g, "kEpilogue") << ">;\n";
+        << ", " << enumerator(g, "kEpilogue") << ", " << enumerator(g, "kLoad") << ", " << (persistent ? "true" : "false") << ">;\n";
     const int64_t shared = shared_bytes(v);
     src << "static_assert(Config::kSharedBytes == " << shared << ", \"the plan's shared_bytes\");\n\n";
 
     // The GEMM kernel: operands, scratch, tail inputs, sizes.
-    nlohmann::json args = nlohmann::json::array({input_name(m_.a), input_name(m_.b), y});
-    src << "extern \"C\" __global__ void __launch_bounds__(Config::kThreads, " << v["kMinBlocks"]
-        << ") kevo_gemm(const " << T << "* a, const " << T
-        << "* b, " << TOut << "* y";
+    nlohmann::json args = nlohmann::json::array();
+    src << "extern \"C\" __global__ void __launch_bounds__(Config::kThreads, " << v["kMinBlocks"] << ") kevo_gemm(";
+    if (tma) {
+      // TMA boxes of the block tile, 128-byte swizzled (a K tile is 128 bytes): A as [K, M], B as [K, N].
+      src << "const __grid_constant__ kevo::TensorMap tma_a, const __grid_constant__ kevo::TensorMap tma_b, ";
+      args.push_back({{"tensor_map", {{"buffer", input_name(m_.a)}, {"dims", {K, M}}, {"box", {v["kBK"], v["kBM"]}}, {"swizzle", 128}}}});
+      args.push_back({{"tensor_map", {{"buffer", input_name(m_.b)}, {"dims", {K, N}}, {"box", {v["kBK"], v["kBN"]}}, {"swizzle", 128}}}});
+    }
+    for (const std::string& name : {input_name(m_.a), input_name(m_.b), y}) args.push_back(name);
+    src << "const " << T << "* a, const " << T << "* b, " << TOut << "* y";
     if (serial || second_kernel) {
       src << ", float* ws";
       args.push_back(ws);
@@ -119,7 +126,10 @@ class GemmSpace : public DesignSpace {
     src << tail_parameters(args) << ", int M, int N, int K) {\n";
     src << "  const kevo::GemmOperands<" << T << ", " << TOut << "> op{a, b, y, " << (serial || second_kernel ? "ws" : "nullptr")
         << ", " << (serial ? "turns" : "nullptr") << ", M, N, K};\n";
-    src << "  kevo::gemm<Config, Tail>(op, " << tail_params_init() << ");\n}\n";
+    if (tma)
+      src << "  kevo::gemm_tma<Config, Tail>(op, tma_a, tma_b, " << tail_params_init() << ");\n}\n";
+    else
+      src << "  kevo::gemm<Config, Tail>(op, " << tail_params_init() << ");\n}\n";
     args.push_back({{"int", M}});
     args.push_back({{"int", N}});
     args.push_back({{"int", K}});
@@ -136,7 +146,7 @@ class GemmSpace : public DesignSpace {
       plan["buffers"][turns] = {{"dtype", "int32"}, {"shape", {tiles}}};
     }
     steps.push_back({{"kernel", "kevo_gemm"},
-                     {"grid", {tiles, splits}},
+                     {"grid", {persistent ? std::string("num_sms") : tiles, splits}},
                      {"block", {threads}},
                      {"shared_bytes", shared},
                      {"args", args}});
@@ -166,7 +176,7 @@ class GemmSpace : public DesignSpace {
       knobs << (i ? ", " : "") << this->knobs()[i].name << "=" << g.values[i];
     const std::string comment =
         "Generated by kevo from template family 'gemm' (space " + id() + ").\nGenome: " + knobs.str() + ".\n" +
-        (v["kPath"] ? "wgmma (sm_90a)" : "mma.sync") + ", " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
+        (v["kPath"] ? (tma ? std::string("wgmma fed by TMA, warp-specialised") + (persistent ? ", persistent" : "") + " (sm_90a)" : "wgmma (sm_90a)") : "mma.sync") + ", " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
         std::to_string(v["kBK"]) + " tiles, " + std::to_string(v["kStages"]) + " stages, " +
         (splits > 1 ? std::to_string(splits) + " K splits (" + (serial ? "serial" : "parallel") + "), " : "") + "tail " +
         (second_kernel ? "in a second kernel" : v["kEpilogue"] == 1 ? "in the epilogue, staged through shared memory"
@@ -184,8 +194,9 @@ class GemmSpace : public DesignSpace {
     const bool fp32 = m_.elem == DType::Float32, bf16x3 = v["kPrecision"] == 3;
     if (v["kPath"] == 1 && fp32 && !bf16x3 && !(v["kPrecision"] == 1 && m_.b_kmajor)) main += 2 * v["kBN"] * v["kBK"] * 4;
     if (v["kPath"] == 1 && bf16x3) main += 2 * 2 * (v["kBM"] + v["kBN"]) * v["kBK"] * 2;  // two sets of bf16 parts
+    if (v["kLoad"] == 1) main += 2 * 8 * v["kStages"];  // the TMA ring's full and empty mbarriers
     const int64_t staged = v["kEpilogue"] == 1 ? v["kBM"] * (v["kBN"] + 4) * 4 : 0;
-    return std::max(main, staged);
+    return v["kPersistent"] == 1 ? main + staged : std::max(main, staged);  // persistent: the ring stays busy
   }
 
   // ", const float* in_b" per tail input; their buffers appended to `args`.

@@ -47,9 +47,12 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
   const std::string ns = export_namespace(task);
   const exporter::LauncherNames L(task, c);
   bool has_matmul = false, has_conv = false;
+  bool has_tensor_map = false;
   for (const Step& s : c.plan.steps) {
     has_matmul |= std::holds_alternative<MatmulStep>(s.op);
     has_conv |= std::holds_alternative<Conv2dStep>(s.op);
+    if (const auto* k = std::get_if<KernelStep>(&s.op))
+      for (const KernelArg& a : k->args) has_tensor_map |= a.kind == ArgKind::TensorMap;
   }
   bool needs_fp16 = false, needs_bf16 = false;
   for (const auto* list : {&task.inputs, &task.outputs})
@@ -72,11 +75,13 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
   if (needs_fp16) h << "#include <cuda_fp16.h>\n";
   if (needs_bf16) h << "#include <cuda_bf16.h>\n";
   if (has_matmul || has_conv) h << "#include <mutex>\n#include <utility>\n#include <vector>\n";
+  if (has_tensor_map) h << "#include <cuda.h>  // CUtensorMap; the driver call is looked up at run time (no -lcuda)\n";
   if (has_matmul) h << "\n#include <cublasLt.h>\n";
   if (has_conv) h << "\n#include <cudnn.h>\n";
   h << "\n" << export_runtime_block("runtime.h");
   if (has_matmul) h << "\n" << export_runtime_block("cublaslt.h");
   if (has_conv) h << "\n" << export_runtime_block("cudnn.h");
+  if (has_tensor_map) h << "\n" << export_runtime_block("tensor_map.h");
 
   // ---- the candidate's source ----
   h << "\n// ---- the candidate's source";

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/tensor_map.h"
 #include "store/export.h"
 #include "store/export_text.h"
 
@@ -221,6 +222,39 @@ void write_run_prologue(Writer& w) {
   }
 }
 
+// A tensor-map argument: the TMA descriptor kevo's evaluation built, encoded here by the runtime
+// over the same buffer, sizes and strides (in bytes), box and swizzle.
+void write_tensor_map(Writer& w, Names& local, const TensorMapArg& t, const std::string& v) {
+  const LauncherNames& L = w.L;
+  const Task& task = w.task;
+  DType dtype = DType::Float32;
+  for (const auto* list : {&task.inputs, &task.outputs})
+    for (const TensorDecl& d : *list)
+      if (d.name == t.buffer) dtype = d.dtype;
+  for (const ScratchBuffer& b : w.c.plan.buffers)
+    if (b.name == t.buffer) dtype = b.dtype;
+  const std::string elem = std::to_string(dtype_size(dtype));
+  std::vector<std::string> dims, strides, box;
+  std::string packed;
+  for (size_t i = 0; i < t.dims.size(); ++i) {
+    dims.push_back("uint64_t(" + L.cpp(t.dims[i]) + ")");
+    box.push_back(std::to_string(t.box[i]) + "u");
+    if (i == 0) continue;
+    packed += (packed.empty() ? "" : " * ") + dims[i - 1];
+    strides.push_back(t.strides.empty() ? packed + " * " + elem : "uint64_t(" + L.cpp(t.strides[i - 1]) + ") * " + elem);
+  }
+  if (strides.empty()) strides.push_back("0");  // rank 1: no stride, but no empty array either
+  const std::string dims_name = local.take("dims"), strides_name = local.take("stride_bytes"), box_name = local.take("box");
+  w.h << "    kevo_export::TensorMap " << v << ";\n"
+      << "    {\n      const uint64_t " << dims_name << "[] = {" << joined(dims) << "};\n"
+      << "      const uint64_t " << strides_name << "[] = {" << joined(strides) << "};\n"
+      << "      const uint32_t " << box_name << "[] = {" << joined(box) << "};\n"
+      << "      " << L.err() << " = kevo_export::encode_tensor_map(&" << v << ", " << tensor_map_data_type(dtype) << ", "
+      << t.dims.size() << ", " << L.pointer(t.buffer) << ", " << dims_name << ", " << strides_name << ", " << box_name
+      << ", " << t.swizzle << ");\n"
+      << "      if (" << L.err() << " != cudaSuccess) return " << L.err() << ";\n    }\n";
+}
+
 void write_kernel_step(Writer& w, size_t si, const KernelStep* k) {
   const std::string& kernel_fn = w.kernel_fn;
   const Candidate& c = w.c;
@@ -234,6 +268,7 @@ void write_kernel_step(Writer& w, size_t si, const KernelStep* k) {
       case ArgKind::Int64: described.push_back("int64 " + a.value.expr.text()); break;
       case ArgKind::Float32: described.push_back("float " + double_literal(a.real)); break;
       case ArgKind::Float64: described.push_back("double " + double_literal(a.real)); break;
+      case ArgKind::TensorMap: described.push_back("tensor map of " + a.tensor_map.buffer); break;
     }
   }
   h << "  // step " << si << ": " << k->kernel << ", grid " << plan_expr_list(k->grid) << ", block "
@@ -255,6 +290,7 @@ void write_kernel_step(Writer& w, size_t si, const KernelStep* k) {
       case ArgKind::Int64: h << "    int64_t " << v << " = " << L.cpp(a.value) << ";\n"; break;
       case ArgKind::Float32: h << "    float " << v << " = " << float_literal(a.real) << ";\n"; break;
       case ArgKind::Float64: h << "    double " << v << " = " << double_literal(a.real) << ";\n"; break;
+      case ArgKind::TensorMap: write_tensor_map(w, local, a.tensor_map, v); break;
       case ArgKind::Buffer: break;
     }
     arg_ptrs.push_back("&" + v);

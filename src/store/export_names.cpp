@@ -97,8 +97,11 @@ bool LauncherNames::uses_num_sms_anywhere() const {
       for (const auto* list : {&k->grid, &k->block})
         for (const PlanExpr& e : *list) uses |= uses_num_sms(e.expr);
       uses |= uses_num_sms(k->shared_bytes.expr);
-      for (const KernelArg& a : k->args)
+      for (const KernelArg& a : k->args) {
         if (a.kind == ArgKind::Int32 || a.kind == ArgKind::Int64) uses |= uses_num_sms(a.value.expr);
+        for (const auto* list : {&a.tensor_map.dims, &a.tensor_map.strides})
+          for (const PlanExpr& e : *list) uses |= uses_num_sms(e.expr);
+      }
     }
   return uses;
 }

@@ -90,21 +90,30 @@ struct Epilogue {
     }
   }
 
+  // A barrier of the kThreads threads that run the epilogue (the block's first ones): all of the
+  // block's, but on the TMA path, whose producer warpgroup has left.
+  template <int kThreads>
+  static __device__ __forceinline__ void sync() {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(kThreads) : "memory");
+  }
+
   // Serial split-K: wait until the splits before this one have added their parts to the tile.
+  template <int kThreads>
   __device__ __forceinline__ void wait_turn(int tile) const {
     if constexpr (kSplit == SplitK::Serial) {
       if (split > 0) {
         if (threadIdx.x == 0)
           while (load_acquire(op.flags + tile) != split) __nanosleep(64);
-        __syncthreads();
+        sync<kThreads>();
       }
     }
   }
+  template <int kThreads>
   __device__ __forceinline__ void pass_turn(int tile) const {
     if constexpr (kSplit == SplitK::Serial) {
       if (split < kSplits - 1) {
         __threadfence();
-        __syncthreads();
+        sync<kThreads>();
         if (threadIdx.x == 0) store_release(op.flags + tile, split + 1);
       }
     }
@@ -113,17 +122,17 @@ struct Epilogue {
   // The accumulators of `main` (a mainloop with for_each_pair) for the block tile at (m0, n0).
   template <int kBM, int kBN, int kThreads, typename Main>
   __device__ __forceinline__ void run(const Main& main, int m0, int n0, int tile, char* smem) const {
-    wait_turn(tile);
+    wait_turn<kThreads>(tile);
     if constexpr (kPlace == EpiloguePlace::Staged) {
       // Every warp is past its last read of the pipeline's stages (the mainloop ends with its
       // copies drained), so the staging tile may reuse them.
       constexpr int kLd = kBN + 4;  // padding: the pairs of 8 rows land in different banks
       float* st = reinterpret_cast<float*>(smem);
-      __syncthreads();
+      sync<kThreads>();
       main.for_each_pair([&](int r, int c, float v0, float v1) {
         *reinterpret_cast<float2*>(st + r * kLd + c) = make_float2(v0, v1);
       });
-      __syncthreads();
+      sync<kThreads>();
 #pragma unroll 4
       for (int q = threadIdx.x; q < kBM * kBN / 4; q += kThreads) {
         const int rl = q / (kBN / 4), cl = q % (kBN / 4) * 4;
@@ -141,7 +150,7 @@ struct Epilogue {
         }
       });
     }
-    pass_turn(tile);
+    pass_turn<kThreads>(tile);
   }
 };
 

@@ -414,10 +414,10 @@ std::vector<Malformed> malformed_cases() {
          " {\"int64\": ...}, {\"float\": ...} or {\"double\": ...}"),
       sm("unknown scalar type", R"({"float": 1.5})", R"({"half": 1.5})",
          "c.json:11:62: plan.steps[1].args[4].half: unknown field 'half' (expected one of: int, int64,"
-         " float, double)"),
+         " float, double, tensor_map)"),
       sm("two scalar types", R"({"float": 1.5})", R"({"float": 1.5, "double": 1.5})",
-         "c.json:11:61: plan.steps[1].args[4]: a typed scalar has exactly one key: int, int64, float or"
-         " double"),
+         "c.json:11:61: plan.steps[1].args[4]: a typed argument has exactly one key: int, int64, float, double"
+         " or tensor_map"),
       sm("float out of range", R"({"float": 1.5})", R"({"float": 1e39})",
          "c.json:11:71: plan.steps[1].args[4].float: 1e+39 does not fit a float32 (use {\"double\": ...})"),
       sm("float given a string", R"({"float": 1.5})", R"({"float": "1.5"})",

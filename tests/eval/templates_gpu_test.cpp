@@ -27,7 +27,7 @@ namespace {
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 
 // Instances measured besides the random draws, by the kind of space (the id before '/'): corners
-// whose index math random draws may miss. The pool family's streaming kernel: the shortest walk
+// whose index math random draws may miss (and paths they rarely hit). The pool family's streaming kernel: the shortest walk
 // with one lane column, the widest strips, and the longest walks with the most loads ahead.
 // Knobs not named take their first value; corners a task's manifest rejects are left out.
 const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corners() {
@@ -39,6 +39,23 @@ const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corner
         {{"kBlockW", 128}, {"kBlockH", 2}, {"kCols", 4}, {"kRows", 64}, {"kAhead", 4}},
         {{"kBlockW", 64}, {"kBlockH", 4}, {"kCols", 2}, {"kRows", 8}, {"kAhead", 8}},
         {{"kBlockW", 32}, {"kBlockH", 8}, {"kCols", 1}, {"kRows", 16}, {"kAhead", 2}}}},
+      // The gemm family's TMA path (16-bit linear tasks): the plan's tensor maps end to end, two
+      // consumer warpgroups (m128 per warpgroup, and m64 by n256), a staged epilogue, and persistent
+      // blocks (the epilogue from registers, staged after the ring, in a second kernel). Split-K is
+      // not legal there (the small workload has one K tile); bench/gemm_bench.cu's group 7 runs it.
+      {"gemm",
+       {{{"kPath", 1}, {"kLoad", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 256}, {"kBK", 64}, {"kWarpsM", 2},
+         {"kWarpsN", 1}, {"kStages", 4}, {"kRaster", 1}, {"kGroup", 8}},
+        {{"kPath", 1}, {"kLoad", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64}, {"kStages", 5},
+         {"kEpilogue", 1}},
+        {{"kPath", 1}, {"kLoad", 1}, {"kPrecision", 2}, {"kBM", 256}, {"kBN", 128}, {"kBK", 64}, {"kWarpsM", 2},
+         {"kStages", 3}, {"kGroup", 16}},
+        {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 256}, {"kBK", 64},
+         {"kWarpsM", 2}, {"kStages", 4}, {"kRaster", 1}, {"kGroup", 8}},
+        {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64},
+         {"kStages", 6}, {"kEpilogue", 2}},
+        {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64},
+         {"kStages", 4}, {"kEpilogue", 1}}}},
   };
   return all;
 }

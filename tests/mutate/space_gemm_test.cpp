@@ -264,5 +264,78 @@ TEST(GemmSpaces, SampledGenomesCompileForHopperAndBlackwellOnTheTensorCores) {
   if (tool.empty()) GTEST_SKIP() << "compiled; no cuobjdump (toolkit or .deps/cuda-tools) for the SASS check";
 }
 
+// A TMA genome's plan: tensor maps of A [K, M] and B [K, N] with the block tile as boxes, the
+// producer warpgroup in the block; its CUBIN loads with UTMALDG, not LDGSTS, and runs HGMMA.
+void check_tma_instance(const DesignSpace& s, const Genome& g, const Task& task, const std::string& tool) {
+  Candidate c = parse_candidate(s.render(g), g.to_string() + ".cu", task);
+  const KernelStep* gemm = nullptr;
+  for (const auto& step : c.plan.steps)
+    if (std::get<KernelStep>(step.op).kernel == "kevo_gemm") gemm = &std::get<KernelStep>(step.op);
+  ASSERT_NE(gemm, nullptr);
+  const int64_t bm = value(s, g, "kBM"), bn = value(s, g, "kBN");
+  const int64_t groups = value(s, g, "kWarpsM") * value(s, g, "kWarpsN");
+  for (const Workload& w : task.workloads) {
+    ResolvedPlan p = resolve_plan(c, task, w, {});
+    for (const ResolvedStep& step : p.steps) {
+      const auto& k = std::get<ResolvedKernel>(step);
+      if (k.kernel != "kevo_gemm") continue;
+      EXPECT_EQ(k.block[0], unsigned(128 * (groups + 1))) << "consumers and the producer warpgroup";
+      const int64_t tiles = (w.axes.at("M") + bm - 1) / bm * ((w.axes.at("N") + bn - 1) / bn);
+      EXPECT_EQ(k.grid[0], unsigned(value(s, g, "kPersistent") ? DeviceLimits{}.num_sms : tiles)) << "a block per tile or per SM";
+      ASSERT_GE(k.args.size(), 2u);
+      const int64_t m = w.axes.at("M"), n = w.axes.at("N"), kk = w.axes.at("K");
+      const std::pair<const char*, std::array<int64_t, 3>> expect[] = {{"x", {m, bm, 0}}, {"W", {n, bn, 0}}};
+      for (size_t i = 0; i < 2; ++i) {
+        const ResolvedArg& a = k.args[i];
+        ASSERT_EQ(a.kind, ArgKind::TensorMap);
+        EXPECT_EQ(p.buffers[static_cast<size_t>(a.buffer)].name, expect[i].first);
+        EXPECT_EQ(a.tensor_map.dims[0], uint64_t(kk));
+        EXPECT_EQ(a.tensor_map.dims[1], uint64_t(expect[i].second[0]));
+        EXPECT_EQ(a.tensor_map.stride_bytes[0], uint64_t(kk * 2));
+        EXPECT_EQ(a.tensor_map.box[0], 64u);
+        EXPECT_EQ(a.tensor_map.box[1], uint32_t(expect[i].second[1]));
+        EXPECT_EQ(a.tensor_map.swizzle, 128);
+      }
+    }
+  }
+  eval::BuildResult r = build_uncached(c, "sm_90a");
+  ASSERT_EQ(r.status, eval::BuildStatus::Ok) << g.to_string() << ": " << r.error << "\n" << r.log;
+  if (tool.empty()) return;
+  EXPECT_GT(count_sass(tool, r.cubin, "UTMALDG"), 0) << g.to_string();
+  EXPECT_GT(count_sass(tool, r.cubin, "HGMMA"), 0) << g.to_string();
+  EXPECT_EQ(count_sass(tool, r.cubin, "LDGSTS"), 0) << g.to_string();
+}
+
+// The warp-specialised TMA path: offered for 16-bit linear tasks on sm_90a only; its plan passes
+// A and B as tensor maps whose boxes are the block tile (128-byte swizzle) and launches a producer
+// warpgroup beside the consumers; its SASS loads with TMA (UTMALDG), not cp.async (LDGSTS), and
+// multiplies with wgmma.
+TEST(GemmSpaces, TmaInstancesPassTensorMapsAndLoadWithTma) {
+  Task task = load_task(kRoot + "tests/data/tasks/linear_bf16_gelu.json");
+  auto hopper = gemm_space(task, "sm_90a"), blackwell = gemm_space(task, "sm_100a");
+  ASSERT_NE(hopper, nullptr);
+  ASSERT_NE(blackwell, nullptr);
+  std::mt19937_64 rng(90);
+  std::string why;
+  Genome g = genome_with(*hopper, "kLoad", 1, rng);
+  EXPECT_EQ(value(*hopper, g, "kPath"), 1);
+  Genome on_blackwell = g;
+  on_blackwell.space = blackwell->id();
+  EXPECT_FALSE(blackwell->legal(on_blackwell, &why));
+  EXPECT_NE(why.find("is not legal on sm_100a"), std::string::npos) << why;
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(value(*blackwell, blackwell->random_genome(rng), "kLoad"), 0);
+  Task fp32 = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  EXPECT_EQ(find_genome_with(*gemm_space(fp32, "sm_90a"), "kLoad", 1, rng), std::nullopt) << "TMA takes 16-bit operands";
+
+  const std::string tool = cuobjdump();
+  for (int sample = 0; sample < samples(); ++sample) {
+    // Alternately one tile per block and persistent blocks.
+    if (sample > 0) g = genome_with(*hopper, "kPersistent", sample % 2, rng);
+    if (value(*hopper, g, "kLoad") == 0) g = genome_with(*hopper, "kLoad", 1, rng);
+    check_tma_instance(*hopper, g, task, tool);
+  }
+  if (tool.empty()) GTEST_SKIP() << "compiled; no cuobjdump (toolkit or .deps/cuda-tools) for the SASS check";
+}
+
 }  // namespace
 }  // namespace kevo::mutate

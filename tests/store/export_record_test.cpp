@@ -179,6 +179,7 @@ std::string expected_record(const Task& t, const Candidate& c, int wi) {
             out << buf;
             break;
           }
+          case ArgKind::TensorMap: out << " t" << p(a.buffer); break;  // the recording shim sees no tensor maps yet
         }
       }
       out << "\n";
