@@ -100,6 +100,7 @@ struct RowsOp {
   std::vector<std::string> pointers;      // Norm::Params pointer fields = contract input names
   std::vector<std::pair<std::string, std::string>> ints;  // Norm::Params int fields: name, plan expression
   std::string rows, row;                  // plan expressions
+  std::string vec_unit;                   // the "vec_unit" fact's expression; empty: the row's
   std::vector<Facts> facts;
   // Where a row's elements live: contiguous rows, or (batch norm) the channels of [N, C, S] through
   // kevo::ChannelRows(channels, spatial), whose two sizes the kernel then takes.
@@ -112,7 +113,12 @@ struct RowsOp {
 class RowsSpace : public DesignSpace {
  public:
   RowsSpace(TaskGraphPtr tg, RowsOp op)
-      : DesignSpace(op.id, op.description, manifest_at(op.manifest), op.facts), tg_(std::move(tg)), op_(std::move(op)) {}
+      : DesignSpace(op.id, op.description, manifest_at(op.manifest), op.facts), tg_(std::move(tg)), op_(std::move(op)) {
+    express("rows", op_.rows);
+    express("row", op_.row);
+    express("vec_unit", op_.vec_unit.empty() ? op_.row : op_.vec_unit);
+    express("algos", std::to_string(op_.facts.front().at("algos")));  // of the op
+  }
 
   std::string render(const Genome& g) const override {
     auto v = values(g);
@@ -340,6 +346,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
         params += "    int inner, channels_per_group;  // spatial elements per channel, channels per group\n";
         per_vector += "    const long long c = (row % " + std::to_string(groups) + ") * p.channels_per_group + col / p.inner;\n";
         for (size_t w_ = 0; w_ < tg.workloads(); ++w_) vec_unit[w_] = tg.product_value(w_, in, 2, rank);
+        op->vec_unit = inner;
       }
       value = scale + (w.empty() ? "" : " * p." + w + "[c]") + (b.empty() ? "" : " + p." + b + "[c]");
       what = "group_norm with " + std::to_string(groups) + " groups: a row is one group of one sample";
@@ -390,6 +397,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
     op->rows = tg.dim(in, 1);
     op->row = tg.dim(in, 0) + " * " + spatial;
     op->channels = true;
+    op->vec_unit = spatial;
     op->channel_count = op->rows;
     op->spatial = spatial;
     op->manifest = "normalize/channels.json";
@@ -564,7 +572,11 @@ class ColumnsSpace : public DesignSpace {
       : DesignSpace("normalize_columns/" + tg->graph().nodes[static_cast<size_t>(pt.reduction)].op,
                     pattern_what(*tg, pt) + "; the reduced dims strided: a thread owns columns, reads them twice",
                     manifest_at("normalize/columns.json"), sp.facts),  // the family's second kernel, its own knobs
-        tg_(std::move(tg)), pt_(std::move(pt)), sp_(std::move(sp)) {}
+        tg_(std::move(tg)), pt_(std::move(pt)), sp_(std::move(sp)) {
+    express("outer", sp_.outer);
+    express("reduce", sp_.reduce);
+    express("inner", sp_.inner);
+  }
 
   std::string render(const Genome& g) const override {
     auto v = values(g);
