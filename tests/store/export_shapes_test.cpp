@@ -15,6 +15,7 @@
 #include "core/task.h"
 #include "mutate/space.h"
 #include "store/export.h"
+#include "store/export_dispatch.h"
 #include "tests/store/exported_headers.h"
 
 namespace kevo::store {
@@ -184,6 +185,54 @@ TEST(ExportShapes, TheCompiledGuardRefusesShapesOutsideRangesConditionsAndCudaLi
   for (const char* what : {"condition", "below_min", "b_zero", "b_default_max", "d_above_max", "int32_argument", "grid_limit"})
     EXPECT_EQ(got[what], " 0" + invalid + " 0") << what << " must be refused, with no workspace\n" << out;
   EXPECT_EQ(got["accepted"], " 1 " + std::to_string((3 * 1024 * 4 + 255) / 256 * 256)) << out;
+}
+
+// Two kernels of relu in one header: k0 validated on workload 0 only, k1 on workload 1 and
+// shape-general (D % 4 == 0); each shape goes to the right one, other shapes are refused.
+TEST(ExportShapes, ADispatcherPicksTheBucketsKernelElseTheGeneralOneElseNone) {
+  Task t = parse_task(kRelu, "relu.json");
+  DispatchKernel k0{parse_candidate(kTwoStepRelu, "a.cu", t), provenance(t, "a"), {}};
+  k0.provenance.validated_workloads = {0};
+  k0.provenance.campaign_id = "campaign-a";
+  DispatchKernel k1{parse_candidate(kTwoStepRelu, "b.cu", t), provenance(t, "b"), {}};
+  k1.provenance.validated_workloads = {1};
+  k1.provenance.campaign_id = "campaign-b";
+  k1.shapes.general = true;
+  k1.shapes.kernel = {{"D % 4", "==", "0", "vector accesses of 4"}};
+  const std::string header = export_dispatch_header(t, {k0, k1}, {{0, 0}, {1, 1}});
+  EXPECT_NE(header.find("//   k0: campaign campaign-a, variant a"), std::string::npos) << header;
+  EXPECT_NE(header.find("//   k1: campaign campaign-b, variant b, GPU NVIDIA H200 (shape-general)"), std::string::npos);
+  EXPECT_NE(header.find("namespace kevo_relu::k1 {"), std::string::npos) << "each kernel in its own namespace";
+  EXPECT_THROW(export_dispatch_header(t, {k0, k1}, {{1, 0}}), InputError) << "k0 was not validated on workload 1";
+  EXPECT_THROW(export_dispatch_header(t, {k0, k1}, {{0, 2}}), InputError);
+  EXPECT_THROW(export_dispatch_header(t, {}, {}), InputError);
+  if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
+  const std::string dir = make_dir("dispatch");
+  std::ofstream(dir + "relu.cuh") << header;
+  std::ofstream(dir + "main.cu")
+      << "#include \"relu.cuh\"\n#include <cstdio>\n\n"
+      << "static_assert(kevo_relu::kernel_for(4096, 4096) == 0, \"workload 0: its bucket's kernel\");\n"
+      << "static_assert(kevo_relu::kernel_for(16, 16384) == 1, \"workload 1: its bucket's kernel\");\n"
+      << "static_assert(kevo_relu::kernel_for(3, 20) == 1, \"another supported shape: the general kernel\");\n"
+      << "static_assert(kevo_relu::kernel_for(3, 22) == -1, \"outside the general kernel's conditions\");\n"
+      << "static_assert(kevo_relu::k0::validated_workload(4096, 4096) == 0, \"the kernels stay reachable\");\n"
+      << "int main() {\n  float* p = reinterpret_cast<float*>(256);\n"
+      << "  std::printf(\"%d %d %zu %d\\n\", kevo_relu::kernel_for(5, 8), static_cast<int>(kevo_relu::run(p, p, 3, 22, 0)),\n"
+      << "              kevo_relu::workspace_bytes(3, 22), static_cast<int>(cudaErrorInvalidValue));\n  return 0;\n}\n";
+  int rc = 0;
+  for (const char* arch : {"sm_90a", "sm_100a"}) {
+    const std::string cmd = nvcc() + " -std=c++17 -arch=" + arch + " -Xcompiler -Wall " + dir + "main.cu -o " + dir + "dispatch";
+    const std::string log = shell(cmd, &rc);
+    ASSERT_EQ(rc, 0) << "$ " << cmd << "\n" << log;
+  }
+  const std::string out = shell(dir + "dispatch", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  int picked = -2, refused = 0, invalid = -1;
+  size_t bytes = 1;
+  ASSERT_EQ(std::sscanf(out.c_str(), "%d %d %zu %d", &picked, &refused, &bytes, &invalid), 4) << out;
+  EXPECT_EQ(picked, 1);
+  EXPECT_EQ(refused, invalid);
+  EXPECT_EQ(bytes, 0u);
 }
 
 }  // namespace
