@@ -101,6 +101,7 @@ struct RowsOp {
   std::vector<std::pair<std::string, std::string>> ints;  // Norm::Params int fields: name, plan expression
   std::string rows, row;                  // plan expressions
   std::string vec_unit;                   // the "vec_unit" fact's expression; empty: the row's
+  std::string inner;                      // the dims after the normalised ones, 1 in every workload
   std::vector<Facts> facts;
   // Where a row's elements live: contiguous rows, or (batch norm) the channels of [N, C, S] through
   // kevo::ChannelRows(channels, spatial), whose two sizes the kernel then takes.
@@ -118,6 +119,8 @@ class RowsSpace : public DesignSpace {
     express("row", op_.row);
     express("vec_unit", op_.vec_unit.empty() ? op_.row : op_.vec_unit);
     express("algos", std::to_string(op_.facts.front().at("algos")));  // of the op
+    if (!op_.inner.empty() && op_.inner != "1")
+      assume({op_.inner, "==", "1", "rows are contiguous: the dims after the normalised ones are 1 (as in every workload)"});
   }
 
   std::string render(const Genome& g) const override {
@@ -305,6 +308,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
   if (n.op == "softmax" || n.op == "log_softmax") {
     from = static_cast<int>(attr_int(n, "dim"));
     if (!inner_is_one(split(tg, in, from, from + 1))) return false;  // not the innermost dim: no column softmax yet
+    op->inner = split(tg, in, from, from + 1).inner;
     stats_body = "    const kevo::SoftmaxStats s = kevo::softmax_stats<kAlgo>(part, red);\n";
     if (n.op == "softmax") {
       stats_fields = "    float max, inv_sum;\n";
@@ -536,6 +540,7 @@ bool pattern_rows_op(const TaskGraphPtr& tgp, const Pattern& pt, RowsOp* op) {
   const TaskGraph& tg = *tgp;
   const Split sp = split(tg, pt.x, pt.from, pt.to);
   if (!inner_is_one(sp)) return false;
+  op->inner = sp.inner;
   const std::string xs = scalar_name(tg.task(), tg.input_index(pt.x));
   std::string result;
   std::string element = pattern_element(tg, pt, xs, "      ", &result);
