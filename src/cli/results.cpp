@@ -2,6 +2,7 @@
 // and the same figures as JSON) from a campaign file.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -103,11 +104,12 @@ bool same_shapes(const Task& a, const Task& b) {
 
 // kevo export A.h5 B.h5 ... --task T: per task, the best kernel of each campaign in one header; a
 // validated workload runs the kernel measured fastest on it, other shapes (with --general) the
-// first campaign's kernel, verified on unseen shapes.
+// first campaign's kernel, verified on unseen shapes. kevo export A.h5 --dispatch --task T: the
+// same over one campaign's best kernel and, per timed workload, the variant measured fastest on it.
 int export_dispatchers(const std::vector<std::string>& paths, const std::vector<std::string>& only, const std::string& out,
-                       bool general, ShapeVerifier& verifier) {
+                       bool general, bool per_workload, ShapeVerifier& verifier) {
   if (only.empty()) {
-    std::cerr << "kevo export: several campaigns make a dispatcher per task: name it with --task\n";
+    std::cerr << "kevo export: a dispatcher is per task: name it with --task\n";
     return 2;
   }
   std::vector<store::CampaignContents> files(paths.size());
@@ -116,6 +118,11 @@ int export_dispatchers(const std::vector<std::string>& paths, const std::vector<
     for (size_t i = 0; i < paths.size(); ++i) {
       files[i] = store::read_campaign(paths[i], without_sources());
       best[i] = search::best_variants(files[i], paths[i]);
+      if (per_workload)
+        for (const std::string& name : only)
+          for (search::BestVariant& b : search::best_per_workload(files[i], paths[i], name))
+            if (std::none_of(best[i].begin(), best[i].end(), [&](const search::BestVariant& x) { return x.variant == b.variant; }))
+              best[i].push_back(std::move(b));
     }
   } catch (const InputError& e) {
     std::cerr << "kevo export: " << e.what() << "\n";
@@ -171,7 +178,7 @@ int cmd_export(const std::vector<std::string>& args) {
   std::vector<std::string> paths;
   std::string out = "results", samples;
   std::vector<std::string> only;
-  bool torch_extension = false, general = false;
+  bool torch_extension = false, general = false, dispatch = false;
   int64_t seed = 1;
   std::string gpus = "all";
   std::vector<std::string> range_files;
@@ -186,6 +193,9 @@ int cmd_export(const std::vector<std::string>& args) {
       "general", po::bool_switch(&general),
       "headers that accept every shape inside the contract's axis ranges under the kernel's conditions, once the kernel "
       "passes on unseen shapes on this machine's GPU (without: the validated workloads only, no GPU needed)")(
+      "dispatch", po::bool_switch(&dispatch),
+      "one campaign: a dispatcher header per --task over its best kernel and, per timed workload, the variant measured "
+      "fastest on it")(
       "verify-shapes", po::value(&go.draw.count)->default_value(24), "--general: unseen shapes to verify on")(
       "max-shape-bytes", po::value(&go.draw.max_bytes)->default_value(int64_t{2} << 30),
       "--general: inputs plus outputs of one unseen shape, at most")(
@@ -222,16 +232,16 @@ int cmd_export(const std::vector<std::string>& args) {
     return 2;
   }
   ShapeVerifier verifier(go);
-  if (paths.size() > 1) {
+  if (paths.size() > 1 || dispatch) {
     if (torch_extension) {
-      std::cerr << "kevo export: --torch exports one kernel per task: give one campaign\n";
+      std::cerr << "kevo export: --torch exports one kernel per task: give one campaign, without --dispatch\n";
       return 2;
     }
     if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
       std::cerr << "kevo export: cannot create " << out << ": " << std::strerror(errno) << "\n";
       return 2;
     }
-    return export_dispatchers(paths, only, out, general, verifier);
+    return export_dispatchers(paths, only, out, general, dispatch, verifier);
   }
   store::CampaignContents c;
   std::vector<search::BestVariant> best;
