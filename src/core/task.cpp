@@ -228,6 +228,44 @@ int64_t checked_mul(const Reader& r, const std::string& ptr, int64_t a, int64_t 
   return out;
 }
 
+// "min", "max", "multiple_of" of a var axis: positive integers, min <= max, and a multiple_of
+// that some size in [min, max] is a multiple of. The default max is set once the workloads are read.
+void read_axis_range(const Reader& r, const json& a, const std::string& ptr, Axis& axis) {
+  if (a.contains("min")) axis.min = r.size(a["min"], ptr + "/min");
+  if (a.contains("max")) axis.max = r.size(a["max"], ptr + "/max");
+  if (a.contains("multiple_of")) axis.multiple_of = r.size(a["multiple_of"], ptr + "/multiple_of");
+  axis.declared = a.contains("min") || a.contains("max") || a.contains("multiple_of");
+  if (a.contains("min") && a.contains("max") && axis.min > axis.max)
+    r.fail(ptr, "min (" + std::to_string(axis.min) + ") is above max (" + std::to_string(axis.max) + ")");
+  if (a.contains("max") && axis.max / axis.multiple_of * axis.multiple_of < axis.min)
+    r.fail(ptr, "no size in [" + std::to_string(axis.min) + ", " + std::to_string(axis.max) + "] is a multiple of " +
+                    std::to_string(axis.multiple_of));
+}
+
+// Every workload inside its axes' declared ranges; an axis without a declared max takes the largest
+// workload value as its max.
+void settle_axis_ranges(const Reader& r, const json& doc, Task& task) {
+  const json& wl = doc.at("workloads");
+  for (Axis& axis : task.axes) {
+    if (axis.value) continue;
+    const bool has_max = doc.at("axes").at(axis.name).contains("max");
+    for (size_t i = 0; i < task.workloads.size(); ++i) {
+      const int64_t v = task.workloads[i].axes.at(axis.name);
+      if (!has_max) axis.max = std::max(axis.max, v);
+      std::string what;
+      if (v < axis.min) what = "is below the axis's min " + std::to_string(axis.min);
+      else if (has_max && v > axis.max) what = "is above the axis's max " + std::to_string(axis.max);
+      else if (v % axis.multiple_of != 0) what = "is not a multiple of " + std::to_string(axis.multiple_of);
+      if (what.empty()) continue;
+      const std::string wp = "/workloads/" + std::to_string(i);
+      const std::string vp = wl[i].contains("axes") && wl[i].at("axes").is_object()
+                                 ? wp + "/axes/" + pointer_token(axis.name)
+                                 : wp + "/" + pointer_token(axis.name);
+      r.fail(vp, std::to_string(v) + " " + what + " (axes." + axis.name + ")");
+    }
+  }
+}
+
 // The keys of a workload that say how it is used rather than a size: never axis names there.
 bool is_workload_use(const std::string& key) { return key == "weight" || key == "timed"; }
 
@@ -310,15 +348,18 @@ Task parse_task(const std::string& text, const std::string& file) {
     if (is_workload_use(it.key()))
       r.fail(ptr, "axis name '" + it.key() + "' is reserved: a workload's \"" + it.key() + "\" says how it is used", true);
     const json& a = r.object(it.value(), ptr);
-    r.only_keys(a, ptr, {"type", "value", "description"});
+    r.only_keys(a, ptr, {"type", "value", "description", "min", "max", "multiple_of"});
     if (!a.contains("type")) r.fail(ptr, "missing field 'type' (\"var\" or \"const\")");
     std::string type = r.string(a["type"], ptr + "/type");
     Axis axis{it.key(), std::nullopt};
     if (type == "const") {
       if (!a.contains("value")) r.fail(ptr, "a const axis needs a 'value'");
       axis.value = r.size(a["value"], ptr + "/value");
+      for (const char* bound : {"min", "max", "multiple_of"})
+        if (a.contains(bound)) r.fail(ptr + "/" + bound, "a const axis has one size; ranges are for var axes", true);
     } else if (type == "var") {
       if (a.contains("value")) r.fail(ptr + "/value", "a var axis takes its value from each workload", true);
+      read_axis_range(r, a, ptr, axis);
     } else {
       r.fail(ptr + "/type", "axis type must be \"var\" or \"const\", got \"" + type + "\"");
     }
@@ -408,6 +449,7 @@ Task parse_task(const std::string& text, const std::string& file) {
     }
     task.workloads.push_back(std::move(w));
   }
+  settle_axis_ranges(r, doc, task);
   if (std::none_of(task.workloads.begin(), task.workloads.end(), [](const Workload& w) { return w.timed; }))
     r.fail("/workloads", "no workload is timed: the fitness needs at least one (drop \"timed\": false from one)");
 

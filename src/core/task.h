@@ -17,6 +17,14 @@ namespace kevo {
 struct Axis {
   std::string name;
   std::optional<int64_t> value;  // set for "const" axes; "var" axes take theirs from each workload
+  // The sizes a var axis may take beyond the workloads ("min", "max", "multiple_of"): what kevo
+  // export draws unseen shapes from and what an exported header accepts. A var axis that declares
+  // no bound gets min 1 and max its largest workload value (docs/contracts.md says why);
+  // `declared` says whether the contract gave any of the three.
+  int64_t min = 1, max = 1, multiple_of = 1;
+  bool declared = false;
+  // Whether v lies in [min, max] and is a multiple of multiple_of.
+  bool admits(int64_t v) const { return v >= min && v <= max && v % multiple_of == 0; }
 };
 
 // One dimension of a declared shape: a literal size, or an axis name or integer expression

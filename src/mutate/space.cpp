@@ -24,6 +24,7 @@ DesignSpace::DesignSpace(std::string id, std::string description, const Manifest
     : id_(std::move(id)), description_(std::move(description)), manifest_(&manifest), facts_(std::move(facts)) {
   Facts device = device_facts();
   for (Facts& f : facts_) f.insert(device.begin(), device.end());
+  for (const auto& [name, value] : device) fact_exprs_[name] = std::to_string(value);
 }
 
 std::map<std::string, int64_t> DesignSpace::values(const Genome& g) const {

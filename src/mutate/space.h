@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/shape_condition.h"
 #include "core/task.h"
 #include "mutate/manifest.h"
 
@@ -51,6 +52,25 @@ class DesignSpace {
   // The template's enumerator for an enum knob's value in g ("kevo::Cache::Registers").
   std::string enumerator(const Genome& g, const std::string& knob) const;
 
+  // Facts as expressions over the task's axes where the family knows one ("n" -> "B * D"; a flag
+  // of the lowering -> its literal); device facts are literals. A fact without one holds only for
+  // the workloads it was computed on (export pins it there).
+  const std::map<std::string, std::string>& fact_exprs() const { return fact_exprs_; }
+  void express(const std::string& fact, const std::string& expr) { fact_exprs_[fact] = expr; }
+  // A fact that is the largest of several expressions (the generic family's "max_elems"): a
+  // constraint reading it on the left of <= or < (non-decreasing in it, as the manifests write
+  // them) becomes one condition per expression.
+  const std::map<std::string, std::vector<std::string>>& fact_maxima() const { return fact_maxima_; }
+  void express_max(const std::string& fact, std::vector<std::string> exprs) { fact_maxima_[fact] = std::move(exprs); }
+  // A fact that is the gcd of several expressions (the alignment of every trailing input): a
+  // constraint "fact % X == 0" becomes one condition per expression.
+  const std::map<std::string, std::vector<std::string>>& fact_gcds() const { return fact_gcds_; }
+  void express_gcd(const std::string& fact, std::vector<std::string> exprs) { fact_gcds_[fact] = std::move(exprs); }
+  // Conditions on the axes that the family's lowering assumed beyond the manifest's constraints
+  // (gemm's 16-byte loads along K: "K % 4 == 0"): an exported header checks them too.
+  const std::vector<ShapeCondition>& assumptions() const { return assumptions_; }
+  void assume(ShapeCondition c) { assumptions_.push_back(std::move(c)); }
+
   // The candidate as a .cu text: generated source (template family pasted in, fused functors,
   // one instantiation per kernel) with its kevo-plan block. Deterministic; the genome must be legal.
   virtual std::string render(const Genome& g) const = 0;
@@ -63,7 +83,16 @@ class DesignSpace {
   const Manifest* const manifest_;
   std::vector<Facts> facts_;
   std::string arch_;
+  std::map<std::string, std::string> fact_exprs_;
+  std::map<std::string, std::vector<std::string>> fact_maxima_, fact_gcds_;
+  std::vector<ShapeCondition> assumptions_;
 };
+
+// What genome g of space s is correct under, over the task's axes: every manifest constraint with
+// the knobs' values and the facts' expressions put in (those that come out constant dropped: g is
+// legal), then the family's assumptions. Facts a constraint reads without an expression are listed
+// as pinned (shape_conditions.cpp).
+ShapeConditions shape_conditions(const DesignSpace& s, const Genome& g);
 
 // Every space the task maps onto; empty when no family serves it. `task` must outlive them.
 // With an architecture ("sm_90a", "sm_100a"), the spaces take only knob values legal there (the

@@ -177,6 +177,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_elementwise(const TaskGraphPtr& 
   std::vector<Facts> facts;
   for (size_t w = 0; w < tg.workloads(); ++w) facts.push_back({{"n", tg.product_value(w, o, 0, rank)}});
   out.push_back(std::make_unique<ElementwiseSpace>(tgp, std::move(r), std::move(leaves), std::move(facts)));
+  out.back()->express("n", tg.product(o, 0, rank));
   return out;
 }
 

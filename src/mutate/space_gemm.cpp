@@ -361,7 +361,26 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) {
     f["bf16x3_ok"] = m.elem == DType::Float32 && bf16x3_admitted(tg.task());
   }
   std::vector<std::unique_ptr<DesignSpace>> out;
+  const std::string M = tg.dim(o, 0), N = tg.dim(o, 1), K = tg.dim(m.a, 1);
+  const bool b_kmajor = m.b_kmajor;
   out.push_back(std::make_unique<GemmSpace>(tgp, std::move(m), std::move(facts)));
+  DesignSpace& s = *out.back();
+  s.express("m", M);
+  s.express("n", N);
+  s.express("k", K);
+  for (const char* flag : {"fp32", "elem_bytes", "b_kmajor", "bf16x3_ok"})  // of the dtypes and the tolerance
+    s.express(flag, std::to_string(s.facts().front().at(flag)));
+  // tf32_ok is K <= bound (TF32's error grows with sqrt(K)): 1 or 0 as (bound // K + bound) // (bound + 1).
+  const double root = tg.task().tolerance.rtol / std::ldexp(1.0, -11);
+  const int64_t bound = root * root >= 9e18 ? INT64_MAX / 4 : static_cast<int64_t>(root * root);
+  const bool fp32 = s.facts().front().at("fp32") == 1;
+  s.express("tf32_ok", bound < 1 || !fp32 ? "0"
+                                 : "(" + std::to_string(bound) + " // " + K + " + " + std::to_string(bound) + ") // " +
+                                       std::to_string(bound + 1));
+  // The loads' and stores' sizes checked above for every workload, for every shape.
+  s.assume({"(" + K + ") % " + std::to_string(16 / e), "==", "0", "16-byte loads along K"});
+  s.assume({"(" + N + ") % 2", "==", "0", "stores write pairs of columns"});
+  if (!b_kmajor) s.assume({"(" + N + ") % " + std::to_string(16 / e), "==", "0", "16-byte loads of b along N"});
   return out;
 }
 

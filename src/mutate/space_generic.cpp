@@ -397,6 +397,22 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
                      {"has_materialize", materialize}, {"has_epilogue", epilogue}});
   }
   out.push_back(std::make_unique<GenericSpace>(tg, prog, std::move(facts)));
+  // The largest value (and reduction) and the largest computed value, as the largest of their sizes.
+  std::vector<std::string> elems{"1"}, outs_sizes{"1"};
+  auto product = [](const std::vector<std::string>& dims) {
+    std::string p;
+    for (const std::string& d : dims) p += (p.empty() ? "" : " * ") + ("(" + d + ")");
+    return p.empty() ? std::string("1") : p;
+  };
+  for (const Value& val : prog->values) {
+    elems.push_back(product(val.dims));
+    if (val.kind != Kind::Input) outs_sizes.push_back(product(val.dims));
+    if (val.kind == Kind::Reduce) elems.push_back(product(val.extents));
+  }
+  out.back()->express_max("max_elems", elems);
+  out.back()->express_max("max_out", outs_sizes);
+  for (const char* flag : {"has_reduce", "has_contract", "has_materialize", "has_epilogue"})  // of the graph
+    out.back()->express(flag, std::to_string(out.back()->facts().front().at(flag)));
   return out;
 }
 

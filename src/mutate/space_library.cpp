@@ -495,7 +495,13 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
                      {"can_act", can_act},
                      {"lib_only", lib_only},
                      {"matmul", !m.conv}});
+  const int split = m.split;
   out.push_back(std::make_unique<LibrarySpace>(tgp, std::move(m), std::move(facts)));
+  out.back()->express("n", tg.product(o, 0, rank));
+  out.back()->express("row", tg.product(o, split, rank));
+  out.back()->express("rows", tg.product(o, 0, split));
+  for (const char* flag : {"has_bias", "has_scale", "can_act", "lib_only", "matmul"})  // the mapping's, not the shape's
+    out.back()->express(flag, std::to_string(out.back()->facts().front().at(flag)));
   return out;
 }
 

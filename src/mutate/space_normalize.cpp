@@ -100,6 +100,8 @@ struct RowsOp {
   std::vector<std::string> pointers;      // Norm::Params pointer fields = contract input names
   std::vector<std::pair<std::string, std::string>> ints;  // Norm::Params int fields: name, plan expression
   std::string rows, row;                  // plan expressions
+  std::string vec_unit;                   // the "vec_unit" fact's expression; empty: the row's
+  std::string inner;                      // the dims after the normalised ones, 1 in every workload
   std::vector<Facts> facts;
   // Where a row's elements live: contiguous rows, or (batch norm) the channels of [N, C, S] through
   // kevo::ChannelRows(channels, spatial), whose two sizes the kernel then takes.
@@ -112,7 +114,14 @@ struct RowsOp {
 class RowsSpace : public DesignSpace {
  public:
   RowsSpace(TaskGraphPtr tg, RowsOp op)
-      : DesignSpace(op.id, op.description, manifest_at(op.manifest), op.facts), tg_(std::move(tg)), op_(std::move(op)) {}
+      : DesignSpace(op.id, op.description, manifest_at(op.manifest), op.facts), tg_(std::move(tg)), op_(std::move(op)) {
+    express("rows", op_.rows);
+    express("row", op_.row);
+    express("vec_unit", op_.vec_unit.empty() ? op_.row : op_.vec_unit);
+    express("algos", std::to_string(op_.facts.front().at("algos")));  // of the op
+    if (!op_.inner.empty() && op_.inner != "1")
+      assume({op_.inner, "==", "1", "rows are contiguous: the dims after the normalised ones are 1 (as in every workload)"});
+  }
 
   std::string render(const Genome& g) const override {
     auto v = values(g);
@@ -299,6 +308,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
   if (n.op == "softmax" || n.op == "log_softmax") {
     from = static_cast<int>(attr_int(n, "dim"));
     if (!inner_is_one(split(tg, in, from, from + 1))) return false;  // not the innermost dim: no column softmax yet
+    op->inner = split(tg, in, from, from + 1).inner;
     stats_body = "    const kevo::SoftmaxStats s = kevo::softmax_stats<kAlgo>(part, red);\n";
     if (n.op == "softmax") {
       stats_fields = "    float max, inv_sum;\n";
@@ -340,6 +350,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
         params += "    int inner, channels_per_group;  // spatial elements per channel, channels per group\n";
         per_vector += "    const long long c = (row % " + std::to_string(groups) + ") * p.channels_per_group + col / p.inner;\n";
         for (size_t w_ = 0; w_ < tg.workloads(); ++w_) vec_unit[w_] = tg.product_value(w_, in, 2, rank);
+        op->vec_unit = inner;
       }
       value = scale + (w.empty() ? "" : " * p." + w + "[c]") + (b.empty() ? "" : " + p." + b + "[c]");
       what = "group_norm with " + std::to_string(groups) + " groups: a row is one group of one sample";
@@ -390,6 +401,7 @@ bool norm_node_op(const TaskGraphPtr& tgp, int node, RowsOp* op) {
     op->rows = tg.dim(in, 1);
     op->row = tg.dim(in, 0) + " * " + spatial;
     op->channels = true;
+    op->vec_unit = spatial;
     op->channel_count = op->rows;
     op->spatial = spatial;
     op->manifest = "normalize/channels.json";
@@ -528,6 +540,7 @@ bool pattern_rows_op(const TaskGraphPtr& tgp, const Pattern& pt, RowsOp* op) {
   const TaskGraph& tg = *tgp;
   const Split sp = split(tg, pt.x, pt.from, pt.to);
   if (!inner_is_one(sp)) return false;
+  op->inner = sp.inner;
   const std::string xs = scalar_name(tg.task(), tg.input_index(pt.x));
   std::string result;
   std::string element = pattern_element(tg, pt, xs, "      ", &result);
@@ -564,7 +577,11 @@ class ColumnsSpace : public DesignSpace {
       : DesignSpace("normalize_columns/" + tg->graph().nodes[static_cast<size_t>(pt.reduction)].op,
                     pattern_what(*tg, pt) + "; the reduced dims strided: a thread owns columns, reads them twice",
                     manifest_at("normalize/columns.json"), sp.facts),  // the family's second kernel, its own knobs
-        tg_(std::move(tg)), pt_(std::move(pt)), sp_(std::move(sp)) {}
+        tg_(std::move(tg)), pt_(std::move(pt)), sp_(std::move(sp)) {
+    express("outer", sp_.outer);
+    express("reduce", sp_.reduce);
+    express("inner", sp_.inner);
+  }
 
   std::string render(const Genome& g) const override {
     auto v = values(g);

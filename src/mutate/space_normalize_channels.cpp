@@ -161,7 +161,11 @@ std::unique_ptr<DesignSpace> channel_columns_space(const TaskGraphPtr& tgp, int 
   std::vector<Facts> facts;
   for (size_t w = 0; w < tg.workloads(); ++w)
     facts.push_back({{"rows", tg.product_value(w, cols.x, 0, 1)}, {"cols", tg.product_value(w, cols.x, 1, 2)}});
-  return std::make_unique<ChannelColumnsSpace>(tgp, std::move(cols), std::move(facts));
+  const std::string rows = tg.product(cols.x, 0, 1), columns = tg.product(cols.x, 1, 2);
+  auto s = std::make_unique<ChannelColumnsSpace>(tgp, std::move(cols), std::move(facts));
+  s->express("rows", rows);
+  s->express("cols", columns);
+  return s;
 }
 
 }  // namespace kevo::mutate::normalize

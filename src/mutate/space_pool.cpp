@@ -394,13 +394,25 @@ std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tgp) {
                        {"new_rows", std::min(win.sh, (win.kh - 1) * win.dh + 1)},  // rows entering the next window
                        {"one_d", m.nd == 1 ? 1 : 0}});
     }
+    // The sizes as the plans spell them; the window's numbers are the op's.
+    std::map<std::string, std::string> exprs{{"planes", tg.product(m.in, 0, rank - m.nd)},
+                                             {"h", m.nd == 2 ? tg.dim(m.in, rank - 2) : "1"},
+                                             {"w", tg.dim(m.in, rank - 1)},
+                                             {"oh", m.nd == 2 ? tg.dim(m.out, rank - 2) : "1"},
+                                             {"ow", tg.dim(m.out, rank - 1)}};
+    for (const auto& [name, value] : facts.front())
+      if (!exprs.count(name)) exprs[name] = std::to_string(value);
+    const size_t first = out.size();
     out.push_back(std::make_unique<PoolSpace>(tgp, m, facts));
     if (streams(m.win)) {
       // Vectors of 2 or 4 columns need rows whose width 2 divides in every workload.
       const bool even_rows = std::all_of(facts.begin(), facts.end(), [](const Facts& f) { return f.at("w") % 2 == 0; });
       out.push_back(std::make_unique<PoolStreamSpace>(tgp, m, facts, false));
       if (even_rows) out.push_back(std::make_unique<PoolStreamSpace>(tgp, std::move(m), std::move(facts), true));
+      if (even_rows) out.back()->assume({"(" + exprs.at("w") + ") % 2", "==", "0", "vectors of 2 or 4 columns need even rows"});
     }
+    for (size_t i = first; i < out.size(); ++i)
+      for (const auto& [name, expr] : exprs) out[i]->express(name, expr);
   }
   return out;
 }

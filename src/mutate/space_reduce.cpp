@@ -465,8 +465,23 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const TaskGraphPtr& tgp) {
   } catch (const std::runtime_error&) {
     return out;
   }
+  const std::string outer = tg.product(red.input, 0, d0), along = tg.product(red.input, d0, d1),
+                    inner = tg.product(red.input, d1, rank);
+  std::vector<std::string> line{columns ? inner : along};  // gcd'd with every trailing leaf's span
+  for (const Leaf& l : pro_leaves)
+    if (l.kind == Leaf::Trailing) line.push_back(l.span);
   out.push_back(std::make_unique<ReduceSpace>(tgp, columns, std::move(red), std::move(pro), std::move(epi),
                                               std::move(pro_leaves), std::move(epi_leaves), std::move(facts)));
+  DesignSpace& s = *out.back();
+  s.express("outer", outer);
+  s.express("R", along);
+  s.express("inner", inner);
+  s.express("state_bytes", std::to_string(s.facts().front().at("state_bytes")));
+  s.express("columns", columns ? "1" : "0");
+  // The layout is chosen for the workloads: the rows layout needs inner == 1 everywhere, and the
+  // columns layout was measured with inner > 1 (one workload at least).
+  if (!columns) s.assume({inner, "==", "1", "the rows layout reads contiguous rows"});
+  s.express_gcd("line", line);
   return out;
 }
 

@@ -419,8 +419,15 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const TaskGraphPtr& tgp) {
   } catch (const std::runtime_error&) {
     return out;
   }
+  const std::string n = tg.product(red.domain, 0, tg.rank(red.domain));
+  std::vector<std::string> align{n};  // gcd'd with every trailing leaf's span
+  for (const Leaf& l : leaves)
+    if (l.kind == Leaf::Trailing) align.push_back(l.span);
   out.push_back(std::make_unique<ReduceScalarSpace>(tgp, std::move(red), std::move(pro), std::move(epi), std::move(leaves),
                                                     narrow, std::move(facts)));
+  out.back()->express("n", n);
+  out.back()->express_gcd("align", align);
+  if (narrow) out.back()->assume({n, "<", "4294967296", "32-bit element indices (the workloads all had n < 2^32)"});
   return out;
 }
 

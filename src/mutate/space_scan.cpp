@@ -254,7 +254,18 @@ std::vector<std::unique_ptr<DesignSpace>> lower_scan(const TaskGraphPtr& tgp) {
     } catch (const std::runtime_error&) {
       continue;
     }
+    const std::string rows = tg.product(m.in, 0, m.dim), len = tg.product(m.in, m.dim, m.dim + 1),
+                      inner = tg.product(m.in, m.dim + 1, rank);
+    const bool strided = facts.front().at("strided") == 1;
     out.push_back(std::make_unique<ScanSpace>(tgp, std::move(m), std::move(facts)));
+    DesignSpace& s = *out.back();
+    s.express("rows", rows);
+    s.express("len", len);
+    s.express("inner", inner);
+    s.express("strided", strided ? "1" : "0");
+    s.express("vec_span", strided ? inner : len);
+    s.assume({inner, strided ? ">" : "==", "1", strided ? "the strided layout scans along a dim that is not innermost"
+                                                        : "the layout scans along the innermost dim"});
   }
   return out;
 }

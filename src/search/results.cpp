@@ -129,29 +129,12 @@ const store::GenerationRecord* last_generation(const store::CampaignContents& c,
   return last;
 }
 
-std::vector<BestVariant> best_variants(const store::CampaignContents& c, const std::string& file) {
-  std::map<int64_t, const store::VariantRecord*> variant;
-  for (const auto& v : c.variants) variant[v.id] = &v;
-  std::map<int32_t, const store::RunRecord*> run;
-  for (const auto& r : c.runs) run[r.id] = &r;
+namespace {
+
+// Each chosen variant's task, description, source (from the file, else re-rendered) and launches.
+void complete(const store::CampaignContents& c, const std::string& file, std::vector<BestVariant>& out) {
   std::map<std::string, std::string> source;
   for (const auto& s : c.sources) source[s.hash] = s.text;
-  std::vector<BestVariant> out;
-  for (const store::TaskRecord& t : c.tasks) {
-    BestVariant b;
-    for (const auto& m : c.measurements) {
-      if (m.status != "ok" || !(m.fitness > 0)) continue;
-      auto v = variant.find(m.variant);
-      if (v == variant.end() || run.at(v->second->run)->task != t.name) continue;
-      if (!b.measurement || m.fitness > b.measurement->fitness) {
-        b.measurement = &m;
-        b.variant = v->second;
-        b.run = run.at(v->second->run);
-      }
-    }
-    if (!b.measurement) continue;
-    out.push_back(std::move(b));
-  }
   // The best variants' sources: read alone from the file when `c` was read without them.
   std::set<std::string> missing;
   for (const BestVariant& b : out)
@@ -177,6 +160,61 @@ std::vector<BestVariant> best_variants(const store::CampaignContents& c, const s
                            ") has no source in the file and this kevo's templates differ from the campaign's");
     b.launches = plan_steps(b.source, *b.task);
   }
+}
+
+}  // namespace
+
+std::vector<BestVariant> best_per_workload(const store::CampaignContents& c, const std::string& file,
+                                           const std::string& task) {
+  std::map<int64_t, const store::VariantRecord*> variant;
+  for (const auto& v : c.variants) variant[v.id] = &v;
+  std::map<int32_t, const store::RunRecord*> run;
+  for (const auto& r : c.runs) run[r.id] = &r;
+  std::map<int32_t, std::pair<double, const store::MeasurementRecord*>> fastest;  // workload -> ms, measurement
+  for (const auto& m : c.measurements) {
+    if (m.status != "ok" || !(m.fitness > 0)) continue;
+    auto v = variant.find(m.variant);
+    if (v == variant.end() || run.at(v->second->run)->task != task) continue;
+    for (const store::WorkloadRecord& w : m.workloads)
+      if (w.status == "ok" && w.median_ms > 0 && (!fastest.count(w.workload) || w.median_ms < fastest[w.workload].first))
+        fastest[w.workload] = {w.median_ms, &m};
+  }
+  std::vector<BestVariant> out;
+  for (const auto& [w, best] : fastest) {
+    const store::MeasurementRecord* m = best.second;
+    if (std::any_of(out.begin(), out.end(), [&](const BestVariant& b) { return b.measurement == m; })) continue;
+    BestVariant b;
+    b.measurement = m;
+    b.variant = variant.at(m->variant);
+    b.run = run.at(b.variant->run);
+    out.push_back(std::move(b));
+  }
+  complete(c, file, out);
+  return out;
+}
+
+std::vector<BestVariant> best_variants(const store::CampaignContents& c, const std::string& file) {
+  std::map<int64_t, const store::VariantRecord*> variant;
+  for (const auto& v : c.variants) variant[v.id] = &v;
+  std::map<int32_t, const store::RunRecord*> run;
+  for (const auto& r : c.runs) run[r.id] = &r;
+  std::vector<BestVariant> out;
+  for (const store::TaskRecord& t : c.tasks) {
+    BestVariant b;
+    for (const auto& m : c.measurements) {
+      if (m.status != "ok" || !(m.fitness > 0)) continue;
+      auto v = variant.find(m.variant);
+      if (v == variant.end() || run.at(v->second->run)->task != t.name) continue;
+      if (!b.measurement || m.fitness > b.measurement->fitness) {
+        b.measurement = &m;
+        b.variant = v->second;
+        b.run = run.at(v->second->run);
+      }
+    }
+    if (!b.measurement) continue;
+    out.push_back(std::move(b));
+  }
+  complete(c, file, out);
   return out;
 }
 

@@ -37,6 +37,12 @@ const store::GenerationRecord* last_generation(const store::CampaignContents& c,
 // file nor re-renderable (other templates than the file's).
 std::vector<BestVariant> best_variants(const store::CampaignContents& c, const std::string& file);
 
+// Per timed workload of `task`, the correct variant measured fastest on it (each variant once, in
+// workload order): the kernels of a dispatcher over one campaign's buckets. Empty when the task
+// has no correct variant in the file.
+std::vector<BestVariant> best_per_workload(const store::CampaignContents& c, const std::string& file,
+                                           const std::string& task);
+
 // The report's figures: best-so-far curves per run (evaluations, best fitness), per task the
 // summary and the best variant's per-workload times against eager, torch.compile and the floor.
 store::ReportData report_data(const store::CampaignContents& c, const std::string& file);

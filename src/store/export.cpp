@@ -31,7 +31,12 @@ std::string export_namespace(const Task& task) {
 
 std::string export_file_name(const Task& task) { return task.name + ".cuh"; }
 
-std::string export_header(const Task& task, const Candidate& c, const ExportProvenance& p) {
+std::string export_header(const Task& task, const Candidate& c, const ExportProvenance& p, const ExportShapes& shapes) {
+  return export_header_in(export_namespace(task), task, c, p, shapes);
+}
+
+std::string export_header_in(const std::string& ns, const Task& task, const Candidate& c, const ExportProvenance& p,
+                             const ExportShapes& shapes) {
   // ---- the validated workloads: the only shapes the launcher accepts ----
   std::vector<int> validated = p.validated_workloads;
   std::sort(validated.begin(), validated.end());
@@ -43,8 +48,11 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
       fail(c, "export", "validated workload " + std::to_string(w) + " is not one of task '" + task.name + "''s " +
                             std::to_string(task.workloads.size()) + " workloads");
   for (int w : validated) resolve_plan(c, task, task.workloads[static_cast<size_t>(w)], DeviceLimits{});
+  for (const auto& shape : shapes.verified)
+    for (const Axis& a : task.axes)
+      if (!a.value && !shape.count(a.name))
+        fail(c, "export", "a verified shape gives no size for axis '" + a.name + "'");
 
-  const std::string ns = export_namespace(task);
   const exporter::LauncherNames L(task, c);
   bool has_matmul = false, has_conv = false;
   bool has_tensor_map = false;
@@ -69,7 +77,7 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
   const std::vector<std::string> kernels = c.kernel_names();
 
   std::ostringstream h;
-  h << exporter::header_comment(task, c, p, validated, L, {src.clusters, has_matmul, has_conv})
+  h << exporter::header_comment(ns, task, c, p, validated, L, {src.clusters, has_matmul, has_conv}, shapes)
     << "\n#pragma once\n\n"
     << "#include <cuda_runtime.h>\n\n#include <cstddef>\n#include <cstdint>\n";
   if (needs_fp16) h << "#include <cuda_fp16.h>\n";
@@ -100,7 +108,7 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
   for (auto it = src.macros.rbegin(); it != src.macros.rend(); ++it) h << "#pragma pop_macro(\"" << *it << "\")\n";
 
 
-  h << exporter::launcher_code(task, c, validated, L, kernel_fn);
+  h << exporter::launcher_code(ns, task, c, validated, L, kernel_fn, shapes);
   return h.str();
 }
 

@@ -7,9 +7,40 @@
 
 namespace kevo::store::exporter {
 
-std::string header_comment(const Task& task, const Candidate& c, const ExportProvenance& p,
-                           const std::vector<int>& validated, const LauncherNames& L, const HeaderFacts& facts) {
-  const std::string ns = export_namespace(task);
+namespace {
+
+// A shape-general header: the ranges, the kernel's conditions and the shapes it was verified on.
+void write_general_shapes(std::ostringstream& h, const ExportShapes& shapes, const LauncherNames& L) {
+  h << "//\n// run() accepts every shape for which supported_shape() holds (checked before any CUDA call):\n"
+    << "//   the contract's axis ranges:";
+  for (const Axis* a : L.var_axes())
+    h << " " << a->name << " in [" << a->min << ", " << a->max << "]"
+      << (a->multiple_of > 1 ? " multiple of " + std::to_string(a->multiple_of) : "")
+      << (a->declared ? "" : " (default)") << ";";
+  h << "\n//   the kernel's conditions (its template's constraints with its knobs, its family's assumptions):"
+    << (shapes.kernel.empty() ? " none\n" : "\n");
+  for (const ShapeCondition& c : shapes.kernel) h << "//     " << one_line(c.text()) << "  (" << one_line(c.why) << ")\n";
+  h << "//   and what every plan needs: positive sizes, CUDA's grid and block limits, int32 arguments,\n"
+    << "//   dynamic shared memory within the device's opt-in maximum (queried at run time).\n";
+  if (shapes.verified.empty()) {
+    h << "// Verified on no unseen shape.\n";
+    return;
+  }
+  h << "// Verified against the reference on " << shapes.verified.size() << " unseen shape"
+    << (shapes.verified.size() == 1 ? "" : "s") << (shapes.verified_on.empty() ? "" : " (" + one_line(shapes.verified_on) + ")")
+    << ", kVerifiedWorkloads below:\n";
+  for (const auto& shape : shapes.verified) {
+    std::vector<std::string> vals;
+    for (const Axis* a : L.var_axes()) vals.push_back(a->name + "=" + std::to_string(shape.at(a->name)));
+    h << "//   " << (vals.empty() ? "(no var axes)" : joined(vals)) << "\n";
+  }
+}
+
+}  // namespace
+
+std::string header_comment(const std::string& ns, const Task& task, const Candidate& c, const ExportProvenance& p,
+                           const std::vector<int>& validated, const LauncherNames& L, const HeaderFacts& facts,
+                           const ExportShapes& shapes) {
   std::ostringstream h;
   const std::string eager = speedup_text(p.speedup_eager), compiled = speedup_text(p.speedup_compile);
   std::string speedup;
@@ -31,12 +62,14 @@ std::string header_comment(const Task& task, const Candidate& c, const ExportPro
     << "// Tolerance     atol " << double_literal(task.tolerance.atol) << ", rtol "
     << double_literal(task.tolerance.rtol) << " against the task's reference\n"
     << "//\n"
-    << "// Validated on these workloads, the only shapes run() accepts (kValidatedWorkloads below):\n";
+    << (shapes.general ? "// Measured and validated on these workloads (kValidatedWorkloads below):\n"
+                       : "// Validated on these workloads, the only shapes run() accepts (kValidatedWorkloads below):\n");
   for (int w : validated) {
     std::vector<std::string> vals;
     for (const Axis* a : L.var_axes()) vals.push_back(a->name + "=" + std::to_string(task.workloads[w].axes.at(a->name)));
     h << "//   workload " << w << ": " << (vals.empty() ? "(no var axes)" : joined(vals)) << "\n";
   }
+  if (shapes.general) write_general_shapes(h, shapes, L);
   if (!L.const_axes().empty()) {
     std::vector<std::string> vals;
     for (const Axis* a : L.const_axes()) vals.push_back(a->name + "=" + std::to_string(*a->value));

@@ -20,7 +20,8 @@ struct HeaderFacts {
 };
 
 // The comment, each line starting "//", ending with its final "//" line (no blank line after).
-std::string header_comment(const Task& task, const Candidate& c, const ExportProvenance& p,
-                           const std::vector<int>& validated, const LauncherNames& L, const HeaderFacts& facts);
+std::string header_comment(const std::string& ns, const Task& task, const Candidate& c, const ExportProvenance& p,
+                           const std::vector<int>& validated, const LauncherNames& L, const HeaderFacts& facts,
+                           const ExportShapes& shapes = {});
 
 }  // namespace kevo::store::exporter

@@ -9,6 +9,7 @@
 
 #include "core/tensor_map.h"
 #include "store/export.h"
+#include "store/export_shapes.h"
 #include "store/export_text.h"
 
 namespace kevo::store::exporter {
@@ -39,6 +40,7 @@ struct Writer {
   const std::vector<int>& validated;
   const LauncherNames& L;
   const std::string& kernel_fn;
+  const ExportShapes& shapes;
   std::string ns;
   size_t n_scratch = 0, n_regions = 0;  // scratch buffers, and with the libraries' workspace
   bool layout_sms = false;              // scratch sizes use num_sms
@@ -63,8 +65,10 @@ void write_guard(Writer& w) {
     std::vector<std::string> ids;
     for (int w : validated) ids.push_back(std::to_string(w));
     return joined(ids);
-  }() << "). run() returns cudaErrorInvalidValue\n"
-    << "// for any other shape: the plan's sizes and the kernel's results were checked only for these.\n"
+  }() << (w.shapes.general ? "), where it was measured; supported_shape() below\n"
+                             "// says which other shapes run() accepts.\n"
+                           : "). run() returns cudaErrorInvalidValue\n"
+                             "// for any other shape: the plan's sizes and the kernel's results were checked only for these.\n")
     << "struct Workload {\n";
   for (const std::string& a : axis_list) h << "  int64_t " << a << ";\n";
   h << "};\nconstexpr Workload kValidatedWorkloads[] = {\n";
@@ -99,6 +103,12 @@ void write_guard(Writer& w) {
     h << "    if (" << (eqs.empty() ? "true" : joined(eqs, " && ")) << ") return " << i << ";\n";
   }
   h << "  return -1;\n}\n\n";
+  if (w.shapes.general) h << general_guard_code(task, w.c, w.shapes.kernel, w.shapes.verified, L);
+}
+
+// The shape check of run() and workspace_bytes(): the general predicate, or the validated workloads.
+std::string shape_refused(const Writer& w) {
+  return w.shapes.general ? "!supported_shape(" + w.L.axis_args() + ")" : "validated_workload(" + w.L.axis_args() + ") < 0";
 }
 
 // Where the scratch buffers (and the libraries' workspace) lie in the caller's workspace.
@@ -153,7 +163,7 @@ void write_workspace_bytes(Writer& w) {
     h << "inline size_t workspace_bytes(" << L.axis_params_commented() << ") { return 0; }  // the plan has no scratch\n\n";
   } else {
     h << "inline size_t workspace_bytes(" << L.axis_params() << ") {\n"
-      << "  if (validated_workload(" << L.axis_args() << ") < 0) return 0;\n";
+      << "  if (" << shape_refused(w) << ") return 0;\n";
     std::vector<std::string> args;
     for (const Axis* a : L.var_axes()) args.push_back(L.axis_name(a->name));
     if (layout_sms) {
@@ -166,6 +176,24 @@ void write_workspace_bytes(Writer& w) {
       << "  workspace_offsets(" << joined(args) << ");\n"
       << "  return " << L.offsets() << "[" << n_regions << "];\n}\n\n";
   }
+}
+
+// The checks that need the GPU (its SM count, its opt-in shared memory maximum): after the shape
+// guard and before any launch. Reading the device's attributes queues no work.
+void write_device_guard(Writer& w) {
+  const LauncherNames& L = w.L;
+  std::ostringstream& h = w.h;
+  bool sms_is_axis = false;  // a task axis named num_sms is a parameter already
+  for (const Axis* a : L.var_axes()) sms_is_axis |= L.axis_name(a->name) == L.num_sms();
+  const std::string sms = sms_is_axis ? "" : (L.uses_num_sms_anywhere() ? L.num_sms() : "0") + std::string(", ");
+  const std::string dev = Names(L.names()).take("device"), most = Names(L.names()).take("shared_optin");
+  h << "  {\n"
+    << "    int " << dev << " = 0, " << most << " = 0;\n"
+    << "    if ((" << L.err() << " = cudaGetDevice(&" << dev << ")) != cudaSuccess) return " << L.err() << ";\n"
+    << "    if ((" << L.err() << " = cudaDeviceGetAttribute(&" << most << ", cudaDevAttrMaxSharedMemoryPerBlockOptin, " << dev
+    << ")) != cudaSuccess)\n      return " << L.err() << ";\n"
+    << "    if (!plan_fits_device(" << L.axis_args() << (L.axis_args().empty() ? "" : ", ") << sms << most
+    << ")) return cudaErrorInvalidValue;\n  }\n";
 }
 
 // run()'s signature and checks, up to its first step.
@@ -186,10 +214,12 @@ void write_run_prologue(Writer& w) {
   params.push_back("size_t workspace_bytes = 0");
   h << "// Runs the plan on `stream`: " << c.plan.steps.size() << " step" << (c.plan.steps.size() == 1 ? "" : "s")
     << ", in order. Returns the first error, cudaErrorInvalidValue for a shape\n"
-    << "// outside kValidatedWorkloads, a null tensor, or a workspace that is too small or not 256-byte aligned.\n"
+    << (w.shapes.general ? "// supported_shape() refuses" : "// outside kValidatedWorkloads")
+    << ", a null tensor, or a workspace that is too small or not 256-byte aligned.\n"
     << "inline cudaError_t run(" << joined(params, ",\n                       ") << ") {\n"
-    << "  // Shape guard: only the validated workloads.\n"
-    << "  if (validated_workload(" << L.axis_args() << ") < 0) return cudaErrorInvalidValue;\n";
+    << (w.shapes.general ? "  // Shape guard: the axis ranges, the plan's limits and the kernel's conditions.\n"
+                         : "  // Shape guard: only the validated workloads.\n")
+    << "  if (" << shape_refused(w) << ") return cudaErrorInvalidValue;\n";
   {
     std::vector<std::string> nulls;
     for (const auto* list : {&task.inputs, &task.outputs})
@@ -201,6 +231,7 @@ void write_run_prologue(Writer& w) {
     h << "  int64_t " << L.num_sms() << " = 0;  // the plan sizes some launches by the GPU's SM count\n"
       << "  if ((" << L.err() << " = kevo_export::num_sms(&" << L.num_sms() << ")) != cudaSuccess) return " << L.err()
       << ";\n";
+  if (w.shapes.general && needs_device_checks(task, w.c, L)) write_device_guard(w);
   if (n_regions == 0) {
     h << "  (void)workspace;  // the plan needs no scratch\n  (void)workspace_bytes;\n";
   } else {
@@ -359,9 +390,9 @@ void write_conv_step(Writer& w, size_t si, const Conv2dStep& cv) {
 
 }  // namespace
 
-std::string launcher_code(const Task& task, const Candidate& c, const std::vector<int>& validated,
-                          const LauncherNames& L, const std::string& kernel_fn) {
-  Writer w{task, c, validated, L, kernel_fn, export_namespace(task), 0, 0, false, {}};
+std::string launcher_code(const std::string& ns, const Task& task, const Candidate& c, const std::vector<int>& validated,
+                          const LauncherNames& L, const std::string& kernel_fn, const ExportShapes& shapes) {
+  Writer w{task, c, validated, L, kernel_fn, shapes, ns, 0, 0, false, {}};
   w.n_scratch = c.plan.buffers.size();
   w.n_regions = w.n_scratch + (L.has_library() ? 1 : 0);
   w.layout_sms = L.scratch_uses_num_sms();

@@ -7,6 +7,7 @@
 
 #include "core/candidate.h"
 #include "core/task.h"
+#include "store/export.h"
 #include "store/export_names.h"
 
 namespace kevo::store::exporter {
@@ -15,7 +16,7 @@ namespace kevo::store::exporter {
 // axes, the workload table of `validated`, validated_workload(), workspace_offsets(),
 // workspace_bytes() and run(). Kernels are named source::<kernel_fn><i>() by their index in
 // c.kernel_names().
-std::string launcher_code(const Task& task, const Candidate& c, const std::vector<int>& validated,
-                          const LauncherNames& L, const std::string& kernel_fn);
+std::string launcher_code(const std::string& ns, const Task& task, const Candidate& c, const std::vector<int>& validated,
+                          const LauncherNames& L, const std::string& kernel_fn, const ExportShapes& shapes = {});
 
 }  // namespace kevo::store::exporter

@@ -24,7 +24,8 @@ Names::Names() {
       "co_await", "co_return", "co_yield", "final", "override", "main", "std", "size_t", "int64_t", "int32_t",
       "uint32_t", "uintptr_t", "dim3", "cudaStream_t", "cudaError_t", "cudaSuccess", "cudaErrorInvalidValue",
       "kevo_export", "source", "run", "workspace_bytes", "workspace_offsets", "validated_workload", "Workload",
-      "kValidatedWorkloads", "stream", "workspace", "NULL", "__half", "__nv_bfloat16", "half"};
+      "kValidatedWorkloads", "kVerifiedWorkloads", "supported_shape", "in_axis_ranges", "plan_fits",
+      "conditions_hold", "plan_fits_device", "max_shared", "stream", "workspace", "NULL", "__half", "__nv_bfloat16", "half"};
   for (const char* k : keywords) taken_.insert(k);
 }
 

@@ -90,7 +90,7 @@ std::string torch_op_name(const Task& task) {
 std::string torch_source_file_name(const Task& task) { return task.name + "_torch.cu"; }
 std::string torch_loader_file_name(const Task& task) { return task.name + "_torch.py"; }
 
-std::string export_torch_source(const Task& task, const Candidate& c, const std::string& header_file) {
+std::string export_torch_source(const Task& task, const Candidate& c, const std::string& header_file, bool general) {
   const std::string ns = export_namespace(task), op = torch_op_name(task), who = "kevo::" + op + ": ";
   const std::vector<AxisSource> sources = axis_sources(task, c);
   const LauncherNames L(task, c);
@@ -147,9 +147,11 @@ std::string export_torch_source(const Task& task, const Candidate& c, const std:
   std::vector<std::string> axis_text;
   for (const Axis* a : L.var_axes())
     axis_text.push_back(quoted((axis_text.empty() ? "" : " ") + a->name + "=") + ", " + L.axis_name(a->name));
-  s << "  TORCH_CHECK(validated_workload(" << L.axis_args() << ") >= 0, "
-    << quoted(who + "the shape ") << (axis_text.empty() ? "" : ", " + joined(axis_text)) << ", "
-    << quoted(" is not one the kernel was validated on (see " + header_file + "'s kValidatedWorkloads)") << ");\n";
+  s << "  TORCH_CHECK(" << (general ? "supported_shape(" + L.axis_args() + ")" : "validated_workload(" + L.axis_args() + ") >= 0")
+    << ", " << quoted(who + "the shape ") << (axis_text.empty() ? "" : ", " + joined(axis_text)) << ", "
+    << quoted(general ? " is not one the kernel supports (see " + header_file + "'s supported_shape)"
+                      : " is not one the kernel was validated on (see " + header_file + "'s kValidatedWorkloads)")
+    << ");\n";
   for (const TensorDecl& t : task.inputs) {
     const std::string& n = L.tensor_name(t.name);
     s << "  TORCH_CHECK(" << n << ".is_cuda(), " << quoted(who + t.name + " must be a CUDA tensor, got one on ") << ", "

@@ -19,8 +19,10 @@ std::string torch_loader_file_name(const Task& task);
 // every input's dtype, rank, sizes, device and contiguity with TORCH_CHECK, allocates the outputs
 // and the workspace with PyTorch's allocator and runs the launcher on the current stream. Throws
 // InputError (one line) when a var axis cannot be read off an input's shape (it appears in no
-// input as a dimension of its own).
-std::string export_torch_source(const Task& task, const Candidate& candidate, const std::string& header_file);
+// input as a dimension of its own). `general`: the header is shape-general (ExportShapes), so the
+// op checks its supported_shape() rather than its validated workloads.
+std::string export_torch_source(const Task& task, const Candidate& candidate, const std::string& header_file,
+                                bool general = false);
 
 // The loader: builds the extension with torch.utils.cpp_extension.load for the GPU it runs on
 // and returns torch.ops.kevo.<op>.

@@ -87,6 +87,29 @@ TEST(Task, WorkloadsCarryWeightsAndCheckedOnlyShapes) {
   EXPECT_TRUE(plain.workloads[1].timed);
 }
 
+TEST(Task, VarAxesDeclareRangesAndDefaultToTheWorkloads) {
+  Task t = parse_task(edit(R"("D": {"type": "var"})", R"("D": {"type": "var", "min": 1024, "max": 1048576, "multiple_of": 128})"),
+                      "t.json");
+  ASSERT_EQ(t.axes.size(), 2u);
+  const Axis& b = t.axes[0];
+  const Axis& d = t.axes[1];
+  EXPECT_FALSE(b.declared);
+  EXPECT_EQ(b.min, 1);
+  EXPECT_EQ(b.max, 4096);  // the largest workload value
+  EXPECT_EQ(b.multiple_of, 1);
+  EXPECT_TRUE(d.declared);
+  EXPECT_EQ(d.min, 1024);
+  EXPECT_EQ(d.max, 1048576);
+  EXPECT_EQ(d.multiple_of, 128);
+  EXPECT_TRUE(d.admits(1024));
+  EXPECT_TRUE(d.admits(1048576));
+  EXPECT_FALSE(d.admits(1024 + 64));
+  EXPECT_FALSE(d.admits(896));
+  EXPECT_FALSE(d.admits(1048576 + 128));
+  EXPECT_TRUE(b.admits(1));
+  EXPECT_FALSE(b.admits(4097));
+}
+
 struct Malformed {
   const char* what;
   std::string text;
@@ -272,6 +295,22 @@ std::vector<Malformed> malformed_cases() {
        "t.json:12:16: workloads: no workload is timed: the fitness needs at least one (drop \"timed\": false from one)"},
       {"misspelt weight", edit(R"({"B": 16, "D": 16384})", R"({"B": 16, "D": 16384, "wieght": 2})"),
        "t.json:12:65: workloads[1].wieght: unknown axis 'wieght'"},
+      {"axis min not positive", edit(R"("D": {"type": "var"})", R"("D": {"type": "var", "min": 0})"),
+       "t.json:4:62: axes.D.min: size must be positive, got 0"},
+      {"axis min above max", edit(R"("D": {"type": "var"})", R"("D": {"type": "var", "min": 64, "max": 32})"),
+       "t.json:4:39: axes.D: min (64) is above max (32)"},
+      {"axis multiple_of fits no size", edit(R"("D": {"type": "var"})", R"("D": {"type": "var", "min": 33, "max": 63, "multiple_of": 32})"),
+       "t.json:4:39: axes.D: no size in [33, 63] is a multiple of 32"},
+      {"axis max not an integer", edit(R"("D": {"type": "var"})", R"("D": {"type": "var", "max": 1.5})"),
+       "t.json:4:62: axes.D.max: size must be an integer, got 1.5"},
+      {"range on a const axis", edit(R"("D": {"type": "var"})", R"("D": {"type": "const", "value": 4, "max": 8})"),
+       "t.json:4:69: axes.D.max: a const axis has one size; ranges are for var axes"},
+      {"workload below min", edit(R"("B": {"type": "var"})", R"("B": {"type": "var", "min": 32})"),
+       "t.json:12:49: workloads[1].B: 16 is below the axis's min 32 (axes.B)"},
+      {"workload above max", edit(R"("D": {"type": "var"})", R"("D": {"type": "var", "max": 65536})"),
+       "t.json:12:34: workloads[0].D: 393216 is above the axis's max 65536 (axes.D)"},
+      {"workload off the multiple", edit(R"("D": {"type": "var"})", R"("D": {"type": "var", "multiple_of": 3})"),
+       "t.json:12:58: workloads[1].D: 16384 is not a multiple of 3 (axes.D)"},
       {"axis named weight", edit(R"("D": {"type": "var"}})", R"("D": {"type": "var"}, "weight": {"type": "var"}})"),
        "t.json:4:56: axes.weight: axis name 'weight' is reserved: a workload's \"weight\" says how it is used"},
   };

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +41,30 @@ const store::MeasurementRecord& best_of(const store::CampaignContents& c) {
     if (m.status == "ok" && (!best || m.fitness > best->fitness)) best = &m;
   EXPECT_NE(best, nullptr);
   return *best;
+}
+
+// A dispatcher over one campaign: per workload the correct variant measured fastest on it.
+TEST(Results, PerWorkloadTheFastestCorrectVariantEachOnce) {
+  const std::string file = kOldFile;
+  const store::CampaignContents c = store::read_campaign(file);
+  const std::vector<BestVariant> per = best_per_workload(c, file, "relu");
+  ASSERT_FALSE(per.empty());
+  std::map<int32_t, double> fastest;
+  for (const auto& m : c.measurements)
+    if (m.status == "ok" && m.fitness > 0)
+      for (const auto& w : m.workloads)
+        if (w.status == "ok" && w.median_ms > 0 && (!fastest.count(w.workload) || w.median_ms < fastest[w.workload]))
+          fastest[w.workload] = w.median_ms;
+  std::set<const store::VariantRecord*> seen;
+  size_t covered = 0;
+  for (const BestVariant& b : per) {
+    EXPECT_TRUE(seen.insert(b.variant).second) << "each variant once";
+    EXPECT_FALSE(b.source.empty());
+    for (const auto& w : b.measurement->workloads)
+      if (fastest.count(w.workload) && w.median_ms == fastest[w.workload]) ++covered;
+  }
+  EXPECT_EQ(covered, fastest.size()) << "every timed workload's fastest variant is among them";
+  EXPECT_TRUE(best_per_workload(c, file, "no_such_task").empty());
 }
 
 TEST(Results, FilesBeforeTheFitnessRecordReportAsMeasured) {

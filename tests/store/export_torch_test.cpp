@@ -114,14 +114,24 @@ TEST(ExportTorch, TheExtensionCompilesAgainstTheLibTorchHeaders) {
     std::ofstream(dir + "shim/c10/cuda/impl/cuda_cmake_macros.h") << "#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n";
     includes += " -isystem " + dir + "shim";
   }
-  const Exported2 e = export_planted("10_mse_loss.json", "mse_ok.cu");
-  std::ofstream(dir + export_file_name(e.task)) << e.header;
-  std::ofstream(dir + torch_source_file_name(e.task)) << e.source;
-  int rc = 0;
-  const std::string out = shell(nvcc() + " -std=c++17 -arch=sm_90a -D_GLIBCXX_USE_CXX11_ABI=1 -I" + dir + includes +
-                                    " -c " + dir + torch_source_file_name(e.task) + " -o " + dir + "mse_loss_torch.o",
-                                &rc);
-  EXPECT_EQ(rc, 0) << torch_source_file_name(e.task) << ":\n" << out << "\n" << e.source;
+  Exported2 e = export_planted("10_mse_loss.json", "mse_ok.cu");
+  // As exported for the validated workloads, and shape-general (the op checks supported_shape()).
+  ExportShapes general;
+  general.general = true;
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {e.header, e.source},
+      {export_header(e.task, e.candidate, provenance(e.task, "mse_ok.cu"), general),
+       export_torch_source(e.task, e.candidate, export_file_name(e.task), true)}};
+  EXPECT_TRUE(has(variants[1].second, "supported_shape(M, N)")) << variants[1].second;
+  for (const auto& [header, source] : variants) {
+    std::ofstream(dir + export_file_name(e.task)) << header;
+    std::ofstream(dir + torch_source_file_name(e.task)) << source;
+    int rc = 0;
+    const std::string out = shell(nvcc() + " -std=c++17 -arch=sm_90a -D_GLIBCXX_USE_CXX11_ABI=1 -I" + dir + includes +
+                                      " -c " + dir + torch_source_file_name(e.task) + " -o " + dir + "mse_loss_torch.o",
+                                  &rc);
+    EXPECT_EQ(rc, 0) << torch_source_file_name(e.task) << ":\n" << out << "\n" << source;
+  }
 }
 
 }  // namespace
