@@ -6,7 +6,7 @@
 # header and runs it on 24 other unseen shapes (its own seed) against the LibTorch reference.
 # Prints one line per task: shapes verified at export, shapes run, max error, pass/fail. Usage on
 # the GPU node (after scripts/setup.sh, or with BUILD=1 to build first):
-#   bench/export_shapes_gpu.sh [CAMPAIGN=results/campaigns/h200-floor.h5]
+#   bench/export_shapes_gpu.sh [CAMPAIGN=results/campaigns/h200-floor.h5]   (VERIFY_SHAPES: shapes verified at export, 24)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KEVO_BUILD:-$root/build}
@@ -23,7 +23,7 @@ for t in "${tasks[@]}"; do
   args+=(--ranges "$root/tasks/$t.json")
 done
 start=$(date +%s)
-if ! "$build/kevo" export "$campaign" --general "${args[@]}" --verify-shapes 24 --max-shape-bytes 1073741824 \
+if ! "$build/kevo" export "$campaign" --general "${args[@]}" --verify-shapes "${VERIFY_SHAPES:-24}" --max-shape-bytes 1073741824 \
      --out "$out" > "$out/export.txt" 2>&1; then
   echo "export_shapes_gpu: kevo export --general refused:"
   cat "$out/export.txt"
