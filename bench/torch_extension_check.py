@@ -86,6 +86,16 @@ def error_paths(op, contract, inputs):
     return failures
 
 
+def error_paths_apart(out_dir, task, index):
+    """error_paths in a child process, so that an op which crashes on bad input (rather than raising)
+    is reported as such and the other results survive."""
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), out_dir, "-", "--tasks", task,
+                        "--error-paths-of", str(index)], capture_output=True, text=True)
+    if r.returncode < 0:
+        return [f"the op crashed on bad input (signal {-r.returncode})"]
+    return [l for l in r.stdout.splitlines() if l] if r.returncode == 0 else [f"the check failed: {r.stderr[-300:]}"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="the folder kevo export --torch wrote")
@@ -97,9 +107,15 @@ def main():
                     help="compare with the campaign's recorded figures instead of re-timing the candidate with kevo eval now")
     ap.add_argument("--min-ms", type=float, default=0.1,
                     help="time only workloads kevo measured at this or more (a few-us kernel is within the events' noise)")
+    ap.add_argument("--error-paths-of", type=int, default=-1, help=argparse.SUPPRESS)  # the child of error_paths_apart
     a = ap.parse_args()
     tb.disable_tf32()
     device = torch.device("cuda", 0)
+    if a.error_paths_of >= 0:
+        contract = contract_of(a.out, a.tasks)
+        op = load_module(os.path.join(a.out, a.tasks + "_torch.py")).load()
+        print("\n".join(error_paths(op, contract, tb.draw_inputs(contract, a.error_paths_of, 1, device))))
+        return 0
     timer = tb.CudaTimer(device)
     recorded = kevo_figures(a.kevo, a.campaign)
     failed = 0
@@ -123,10 +139,10 @@ def main():
                 within = abs(ratio - 1) <= a.tolerance
                 line += f", {t['median_ms']:.4f} ms against kevo's {kevo_ms:.4f} ms ({100 * (ratio - 1):+.1f}%)"
                 ok = ok and within
-            for f in error_paths(op, contract, inputs):
+            for f in error_paths_apart(a.out, task, index):
                 line += f"; error path {f}"
                 ok = False
-            print(line + ("" if ok else "  FAIL"))
+            print(line + ("" if ok else "  FAIL"), flush=True)
             failed += not ok
     print("ok" if not failed else f"{failed} FAILED")
     return 1 if failed else 0

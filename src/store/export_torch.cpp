@@ -119,9 +119,15 @@ std::string export_torch_source(const Task& task, const Candidate& c, const std:
     << "// Every argument is checked first: dtype, rank and sizes (these need no GPU), then device and contiguity.\n"
     << "// Outputs and workspace come from PyTorch's caching allocator.\n"
     << "#include <ATen/ATen.h>\n#include <c10/cuda/CUDAGuard.h>\n#include <c10/cuda/CUDAStream.h>\n"
-    << "#include <torch/library.h>\n\n#include <tuple>\n#include <vector>\n\n"
+    << "#include <torch/library.h>\n\n#include <string>\n#include <tuple>\n#include <vector>\n\n"
     << "#include \"" << header_file << "\"\n\n"
     << "namespace " << ns << " {\nnamespace torch_op {\n\n"
+    << "// Sizes as text for the errors, by hand: a wrong-rank argument crashed the op on torch 2.11 while\n"
+    << "// its error was formatted (streaming c10::IntArrayRef is the suspect), where other errors raised.\n"
+    << "inline std::string sizes_text(at::IntArrayRef sizes) {\n"
+    << "  std::string text = \"[\";\n"
+    << "  for (size_t i = 0; i < sizes.size(); ++i) text += (i ? \", \" : \"\") + std::to_string(sizes[i]);\n"
+    << "  return text + \"]\";\n}\n\n"
     << result_type << " run_op(" << joined(params) << ") {\n";
   for (const TensorDecl& t : task.inputs) {
     const std::string& n = L.tensor_name(t.name);
@@ -130,7 +136,7 @@ std::string export_torch_source(const Task& task, const Candidate& c, const std:
       << "  TORCH_CHECK(" << n << ".dim() == " << t.shape.size() << ", "
       << quoted(who + t.name + " must have " + std::to_string(t.shape.size()) + (t.shape.size() == 1 ? " dimension " : " dimensions ") +
                 exporter::shape_text(t) + ", got ")
-      << ", " << n << ".sizes());\n";
+      << ", sizes_text(" << n << ".sizes()));\n";
   }
   for (size_t i = 0; i < sources.size(); ++i)
     s << "  const int64_t " << L.axis_name(L.var_axes()[i]->name) << " = " << L.tensor_name(sources[i].tensor->name)
@@ -141,8 +147,8 @@ std::string export_torch_source(const Task& task, const Candidate& c, const std:
     for (const Dim& d : t.shape) dims.push_back(L.dim_cpp(d));
     s << "  const std::vector<int64_t> kevo_" << n << "_shape = {" << joined(dims) << "};\n"
       << "  TORCH_CHECK(" << n << ".sizes() == at::IntArrayRef(kevo_" << n << "_shape), "
-      << quoted(who + t.name + " must have shape " + exporter::shape_text(t) + " = ") << ", at::IntArrayRef(kevo_" << n
-      << "_shape), \", got \", " << n << ".sizes());\n";
+      << quoted(who + t.name + " must have shape " + exporter::shape_text(t) + " = ") << ", sizes_text(kevo_" << n
+      << "_shape), \", got \", sizes_text(" << n << ".sizes()));\n";
   }
   std::vector<std::string> axis_text;
   for (const Axis* a : L.var_axes())
