@@ -65,6 +65,13 @@ struct Tail14 {
   }
 };
 
+__global__ void __launch_bounds__(256) x_nhwc_kernel(const float* x, float* xt) {
+  kevo::conv_x_to_nhwc<float>(x, xt, C, H * W);
+}
+__global__ void __launch_bounds__(256) w_nhwc_kernel(const float* w, float* wt) {
+  kevo::conv_w_to_nhwc<float, G>(w, wt, OC, C / G::G);
+}
+
 template <typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads) conv_kernel(kevo::ConvOperands<float, float> op, Tail14::Params tp) {
   kevo::conv2d<Cfg, G, Tail14>(op, tp);
@@ -106,7 +113,7 @@ float time_ms(const std::function<void()>& f, int reps = 20) {
 }
 
 struct Buffers {
-  float *x, *w, *b, *b2, *y, *ref;
+  float *x, *w, *b, *b2, *y, *ref, *xt, *wt;  // xt, wt: the NHWC plan's copies
   size_t ny;
 };
 
@@ -117,10 +124,18 @@ void run(const char* label, const Buffers& d, int& failures) {
     return;
   }
   CHECK(cudaFuncSetAttribute(conv_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSharedBytes));
-  const kevo::ConvOperands<float, float> op{d.x, d.w, d.y, {N, C, H, W, OC, OH, OW}};
+  constexpr bool kNhwc = Cfg::kLayout == kevo::ConvLayout::Nhwc;
+  const kevo::ConvOperands<float, float> op{kNhwc ? d.xt : d.x, kNhwc ? d.wt : d.w, d.y, {N, C, H, W, OC, OH, OW}};
   const Tail14::Params tp{d.b, d.b2};
   const int tiles = ((N * OH * OW + Cfg::kBM - 1) / Cfg::kBM) * ((OC / G::G + Cfg::kBN - 1) / Cfg::kBN);
-  auto launch = [&] { conv_kernel<Cfg><<<dim3(tiles, G::G), Cfg::kThreads, Cfg::kSharedBytes>>>(op, tp); };
+  // The whole plan: with NHWC, the two copies first (timed with the convolution).
+  auto launch = [&] {
+    if (kNhwc) {
+      x_nhwc_kernel<<<dim3((H * W + 31) / 32, (C + 31) / 32, N), dim3(32, 8)>>>(d.x, d.xt);
+      w_nhwc_kernel<<<(OC * K + 255) / 256, 256>>>(d.w, d.wt);
+    }
+    conv_kernel<Cfg><<<dim3(tiles, G::G), Cfg::kThreads, Cfg::kSharedBytes>>>(op, tp);
+  };
   CHECK(cudaMemset(d.y, 0xff, d.ny * 4));  // poison: NaN where nothing is written
   launch();
   CHECK(cudaDeviceSynchronize());
@@ -146,8 +161,10 @@ using R = kevo::Raster;
 using O = kevo::TapOffsets;
 using E = kevo::ConvEpilogue;
 constexpr kevo::WeightCopy kCopy = K % 4 == 0 ? kevo::WeightCopy::Chunk16 : kevo::WeightCopy::Chunk4;
-template <P kP, int BM, int BN, int BK, int WM, int WN, int S, O kO, E kE>
-using Cfg = kevo::ConvConfig<float, float, kP, BM, BN, BK, WM, WN, S, R::RowMajor, 8, kO, kCopy, kE, (K + BK - 1) / BK * BK>;
+using L = kevo::ConvLayout;
+template <P kP, int BM, int BN, int BK, int WM, int WN, int S, O kO, E kE, L kL = L::Nchw>
+using Cfg = kevo::ConvConfig<float, float, kP, BM, BN, BK, WM, WN, S, R::RowMajor, 8, kO, kL, kCopy, kE, (K + BK - 1) / BK * BK>;
+constexpr bool kNhwcOk = (C / G::G) % 4 == 0;  // the NHWC gather's 16-byte chunks of channels
 
 int main() {
   std::printf("%s: N=%d C=%d OC=%d H=%d W=%d -> %dx%d, K=%d, groups %d\n", kName, N, C, OC, H, W, OH, OW, K, G::G);
@@ -168,6 +185,8 @@ int main() {
   CHECK(cudaMalloc(&d.b2, OC * 4));
   CHECK(cudaMalloc(&d.y, d.ny * 4));
   CHECK(cudaMalloc(&d.ref, d.ny * 4));
+  CHECK(cudaMalloc(&d.xt, nx * 4));
+  CHECK(cudaMalloc(&d.wt, nw * 4));
   CHECK(cudaMemcpy(d.x, x.data(), nx * 4, cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(d.w, w.data(), nw * 4, cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(d.b, b.data(), OC * 4, cudaMemcpyHostToDevice));
@@ -183,6 +202,17 @@ int main() {
   run<Cfg<P::Bf16x3, 256, 128, 32, 4, 2, 3, O::Table, E::Staged>>("3xbf16 256x128x32 w4x2 s3 table staged", d, failures);
   run<Cfg<P::Bf16x3, 128, 64, 64, 4, 1, 3, O::Table, E::Registers>>("3xbf16 128x64x64 w4x1 s3 table regs", d, failures);
   run<Cfg<P::Bf16x3, 64, 128, 32, 2, 2, 4, O::Computed, E::Staged>>("3xbf16 64x128x32 w2x2 s4 computed staged", d, failures);
+  if constexpr (kNhwcOk) {
+    run<Cfg<P::Tf32x3, 128, 128, 32, 4, 2, 3, O::Computed, E::Staged, L::Nhwc>>("NHWC 3xTF32 128x128x32 w4x2 s3 computed staged", d, failures);
+    run<Cfg<P::Tf32x3, 128, 128, 32, 4, 2, 4, O::Table, E::Staged, L::Nhwc>>("NHWC 3xTF32 128x128x32 w4x2 s4 table staged", d, failures);
+    run<Cfg<P::Tf32x3, 128, 64, 32, 2, 2, 4, O::Computed, E::Staged, L::Nhwc>>("NHWC 3xTF32 128x64x32 w2x2 s4 computed staged", d, failures);
+    run<Cfg<P::Bf16x3, 128, 128, 32, 4, 2, 3, O::Computed, E::Staged, L::Nhwc>>("NHWC 3xbf16 128x128x32 w4x2 s3 computed staged", d, failures);
+    run<Cfg<P::Bf16x3, 128, 128, 32, 4, 2, 4, O::Table, E::Staged, L::Nhwc>>("NHWC 3xbf16 128x128x32 w4x2 s4 table staged", d, failures);
+    run<Cfg<P::Bf16x3, 256, 128, 32, 4, 2, 3, O::Computed, E::Staged, L::Nhwc>>("NHWC 3xbf16 256x128x32 w4x2 s3 computed staged", d, failures);
+    run<Cfg<P::Bf16x3, 128, 256, 32, 2, 4, 3, O::Computed, E::Staged, L::Nhwc>>("NHWC 3xbf16 128x256x32 w2x4 s3 computed staged", d, failures);
+    run<Cfg<P::Bf16x3, 128, 128, 64, 4, 2, 3, O::Computed, E::Registers, L::Nhwc>>("NHWC 3xbf16 128x128x64 w4x2 s3 computed regs", d, failures);
+    run<Cfg<P::Bf16x3, 64, 128, 32, 2, 2, 4, O::Computed, E::Staged, L::Nhwc>>("NHWC 3xbf16 64x128x32 w2x2 s4 computed staged", d, failures);
+  }
   std::printf("%s: %d failure(s)\n", kName, failures);
   return failures != 0;
 }

@@ -43,6 +43,19 @@ const char* element_type(DType d) {
 }
 int element_bytes(DType d) { return d == DType::Float32 ? 4 : 2; }
 bool is_float(DType d) { return d == DType::Float32 || d == DType::BFloat16 || d == DType::Float16; }
+// The kernel's own scratch names never collide with the contract's inputs and outputs.
+std::string scratch_name(const Task& task, std::string name) {
+  auto taken = [&](const std::string& n) {
+    for (const auto& t : task.inputs)
+      if (t.name == n) return true;
+    for (const auto& t : task.outputs)
+      if (t.name == n) return true;
+    return false;
+  };
+  while (taken(name)) name += "_";
+  return name;
+}
+
 std::string paren(const std::string& e) {
   return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
 }
@@ -89,11 +102,35 @@ class ConvSpace : public DesignSpace {
     src << "using Config = kevo::ConvConfig<" << T << ", " << TOut << ", " << enumerator(g, "kPrecision") << ", "
         << v["kBM"] << ", " << v["kBN"] << ", " << bk << ", " << v["kWarpsM"] << ", " << v["kWarpsN"] << ", "
         << v["kStages"] << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", " << enumerator(g, "kOffsets")
-        << ", " << enumerator(g, "kWeightCopy") << ", " << enumerator(g, "kEpilogue") << ", " << table << ">;\n";
+        << ", " << enumerator(g, "kLayout") << ", " << enumerator(g, "kWeightCopy") << ", " << enumerator(g, "kEpilogue") << ", " << table << ">;\n";
     const int64_t shared = shared_bytes(v, table);
     src << "static_assert(Config::kSharedBytes == " << shared << ", \"the plan's shared_bytes\");\n\n";
 
-    nlohmann::json args = nlohmann::json::array({input_name(m_.x), input_name(m_.w), task.outputs.front().name});
+    // NHWC: the first two kernels copy x and the weight into scratch that the convolution reads.
+    const bool nhwc = v["kLayout"] == 1;
+    const std::string xt = scratch_name(task, "conv_x_nhwc"), wt = scratch_name(task, "conv_w_nhwc");
+    nlohmann::json plan, steps = nlohmann::json::array();
+    if (nhwc) {
+      const std::string hw = paren(H) + " * " + paren(W), K = paren(C) + " // " + std::to_string(ge.groups) + " * " +
+                                                                std::to_string(ge.kh * ge.kw);
+      src << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_x_nhwc(const " << T << "* x, " << T
+          << "* xt, int C, int HW) {\n  kevo::conv_x_to_nhwc<" << T << ">(x, xt, C, HW);\n}\n"
+          << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_w_nhwc(const " << T << "* w, " << T
+          << "* wt, int OC, int Cg) {\n  kevo::conv_w_to_nhwc<" << T << ", Geometry>(w, wt, OC, Cg);\n}\n\n";
+      steps.push_back({{"kernel", "kevo_conv_x_nhwc"},
+                       {"grid", {"(" + hw + " + 31) // 32", "(" + C + " + 31) // 32", N}},
+                       {"block", {32, 8}},
+                       {"args", {input_name(m_.x), xt, {{"int", C}}, {{"int", hw}}}}});
+      steps.push_back({{"kernel", "kevo_conv_w_nhwc"},
+                       {"grid", {"(" + paren(OC) + " * " + K + " + 255) // 256"}},
+                       {"block", {256}},
+                       {"args", {input_name(m_.w), wt, {{"int", OC}}, {{"int", paren(C) + " // " + std::to_string(ge.groups)}}}}});
+      const std::string dtype = m_.elem == DType::BFloat16 ? "bfloat16" : m_.elem == DType::Float16 ? "float16" : "float32";
+      plan["buffers"][xt] = {{"dtype", dtype}, {"shape", {N, H, W, C}}};
+      plan["buffers"][wt] = {{"dtype", dtype}, {"shape", {OC, K}}};
+    }
+    nlohmann::json args = nlohmann::json::array({nhwc ? xt : input_name(m_.x), nhwc ? wt : input_name(m_.w),
+                                                 task.outputs.front().name});
     src << "extern \"C\" __global__ void __launch_bounds__(Config::kThreads, " << v["kMinBlocks"] << ") kevo_conv(const "
         << T << "* x, const " << T << "* w, " << TOut << "* y";
     for (const TailInput& in : m_.inputs) {
@@ -107,19 +144,20 @@ class ConvSpace : public DesignSpace {
     src << "});\n}\n";
     for (const std::string& e : {N, C, H, W, OC, OH, OW}) args.push_back({{"int", e}});
 
-    nlohmann::json plan;
-    plan["steps"] = nlohmann::json::array({{{"kernel", "kevo_conv"},
-                                            {"grid", {tiles, ge.groups}},
-                                            {"block", {threads}},
-                                            {"shared_bytes", shared},
-                                            {"args", args}}});
+    steps.push_back({{"kernel", "kevo_conv"},
+                     {"grid", {tiles, ge.groups}},
+                     {"block", {threads}},
+                     {"shared_bytes", shared},
+                     {"args", args}});
+    plan["steps"] = steps;
     std::ostringstream knobs;
     for (size_t i = 0; i < this->knobs().size(); ++i)
       knobs << (i ? ", " : "") << this->knobs()[i].name << "=" << g.values[i];
     const std::string comment =
         "Generated by kevo from template family 'conv' (space " + id() + ").\nGenome: " + knobs.str() +
         ".\nImplicit GEMM on mma.sync, " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
-        std::to_string(bk) + " tiles, " + std::to_string(v["kStages"]) + " stages, taps " +
+        std::to_string(bk) + " tiles, " + std::to_string(v["kStages"]) + " stages, A gathered from " +
+        (nhwc ? "an NHWC copy of x in 16-byte chunks" : "NCHW x element by element") + ", taps " +
         (v["kOffsets"] ? "from a shared-memory table" : "computed per tile") + ", tail " +
         (v["kEpilogue"] ? "staged through shared memory" : "from the registers") + ".";
     return candidate_text(task, task.name + "_conv", plan, comment, candidate_templates(manifest()) + "\n" + src.str());
@@ -285,7 +323,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
     if (e == 2 && K % 2) return none;  // 16-bit weights are copied 4 bytes at a time at least
     tf32 = tf32 && tf32_admitted(tg.task(), K);
     kmax = std::max(kmax, K);
-    facts.push_back({{"m", M}, {"n", OC / ge.groups}, {"k", K}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e}});
+    facts.push_back({{"m", M}, {"n", OC / ge.groups}, {"k", K}, {"cg", C / ge.groups}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e}});
   }
   for (Facts& f : facts) {
     f["kmax"] = kmax;

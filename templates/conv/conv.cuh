@@ -3,9 +3,11 @@
 // pixels, N_gemm = OC / G channels, K = C / G * KH * KW taps (templates/conv/im2col.cuh). The A
 // tile is gathered from x while it is loaded (4-byte cp.async with zero fill for fp32, register
 // loads for 16-bit elements, padding and taps past K as zeros), the weight [OC, C / G, KH, KW] is
-// B stored K-major; groups are blockIdx.y. The epilogue applies the generated tail and scatters
-// the [M, OC] tile to NCHW, from the registers or staged through shared memory so that stores run
-// along OW.
+// B stored K-major; groups are blockIdx.y. Or (kLayout = Nhwc) the plan's first kernels copy x
+// to NHWC and the weight to [OC, KH, KW, C / G], and the A tile is gathered in 16-byte chunks of
+// channels, four (fp32) or eight (16-bit) taps per copy and bounds check. The epilogue applies the
+// generated tail and scatters the [M, OC] tile to NCHW, from the registers or staged through
+// shared memory so that stores run along OW.
 #pragma once
 
 #include "../gemm/gemm.cuh"
@@ -17,6 +19,9 @@ namespace kevo {
 // constants), or read from a table of every tap's offset and shifts built in shared memory once
 // per block.
 enum class TapOffsets { Computed = 0, Table = 1 };
+// Where the A gather reads: x itself (NCHW: one element per copy, taps are H * W apart), or the
+// plan's NHWC copy of x (16-byte chunks of consecutive channels).
+enum class ConvLayout { Nchw = 0, Nhwc = 1 };
 // How the stages' B (weight) tiles are copied: 16-byte cp.async chunks (K a multiple of the
 // chunk) or 4-byte ones (K a multiple of 1 fp32 or 2 16-bit elements).
 enum class WeightCopy { Chunk4 = 4, Chunk16 = 16 };
@@ -72,9 +77,9 @@ struct ThreadShare {
   static __device__ __forceinline__ int col(int tid, int q) { return tid / kTileRows + q * kColStep; }
 };
 
-// The A tile of k tile kt gathered from x into the mainloop's swizzled [kBM][kBK] layout.
+// The A tile of k tile kt gathered from NCHW x into the mainloop's swizzled [kBM][kBK] layout.
 template <typename T, typename Geo, int kBM, int kBK, int kThreads, TapOffsets kOffsets>
-struct GatherA {
+struct GatherNchw {
   using Ix = Im2col<Geo>;
   using Tile = SmemTile<T, kBM, kBK, false>;
   using Share = ThreadShare<kBM, kBK, kThreads>;
@@ -106,6 +111,67 @@ struct GatherA {
   }
 };
 
+// The A tile of k tile kt gathered from the NHWC copy of x in 16-byte chunks (the SmemTile
+// loader's order: consecutive threads take consecutive chunks of a row, which are consecutive
+// channels in x). A thread keeps one chunk column and kPer rows, whose window corners it computes once.
+template <typename T, typename Geo, int kBM, int kBK, int kThreads, TapOffsets kOffsets>
+struct GatherNhwc {
+  using Ix = Im2col<Geo>;
+  using Tile = SmemTile<T, kBM, kBK, false>;
+  static constexpr int kChunkElems = 16 / Element<T>::kBytes, kChunksPerRow = kBK / kChunkElems;
+  static_assert(kThreads % kChunksPerRow == 0, "a thread keeps one chunk column");
+  static constexpr int kRowStep = kThreads / kChunksPerRow, kPer = kBM / kRowStep;
+  static_assert(kBM % kRowStep == 0, "every thread copies the same number of chunks of an A tile");
+  typename Ix::Row rows[kPer];
+
+  __device__ __forceinline__ void init(const ConvShape& s, int m0, int g, int tid) {
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) rows[i] = Ix::row_nhwc(s, m0 + tid / kChunksPerRow + i * kRowStep, g);
+  }
+
+  __device__ __forceinline__ void load(unsigned smem, const T* __restrict__ x, const ConvShape& s, int kt,
+                                       const int2* table, int tid) const {
+    const int c = tid % kChunksPerRow * kChunkElems, k = kt * kBK + c;
+    typename Ix::Tap t;
+    if constexpr (kOffsets == TapOffsets::Table) {
+      const int2 e = table[k];
+      t = Ix::unpack(e.x, e.y);
+    } else {
+      t = Ix::tap_nhwc(s, k);
+    }
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const bool ok = Ix::inside(s, rows[i], t);
+      cp_async_16(smem + Tile::offset(tid / kChunksPerRow + i * kRowStep, c), ok ? x + Ix::offset(rows[i], t) : x, ok);
+    }
+  }
+};
+
+// The plan's first kernels for kLayout = Nhwc. x [N, C, H * W] -> [N, H * W, C] through 32 x 32
+// tiles in shared memory, so that both the reads and the writes are coalesced; grid
+// (ceil(H * W / 32), ceil(C / 32), N), block (32, 8).
+template <typename T>
+__device__ __forceinline__ void conv_x_to_nhwc(const T* __restrict__ x, T* __restrict__ xt, int C, int HW) {
+  __shared__ T tile[32][33];
+  const int p0 = blockIdx.x * 32, c0 = blockIdx.y * 32;
+  const long long n = blockIdx.z;
+  for (int j = threadIdx.y; j < 32; j += 8)
+    if (c0 + j < C && p0 + threadIdx.x < HW) tile[j][threadIdx.x] = x[(n * C + c0 + j) * HW + p0 + threadIdx.x];
+  __syncthreads();
+  for (int j = threadIdx.y; j < 32; j += 8)
+    if (p0 + j < HW && c0 + threadIdx.x < C) xt[(n * HW + p0 + j) * C + c0 + threadIdx.x] = tile[threadIdx.x][j];
+}
+// w [OC, C / G, KH * KW] -> [OC, KH * KW, C / G]: one thread per element (the weight is small).
+template <typename T, typename Geo>
+__device__ __forceinline__ void conv_w_to_nhwc(const T* __restrict__ w, T* __restrict__ wt, int OC, int Cg) {
+  constexpr int kTaps = Geo::KH * Geo::KW;
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x, K = (long long)Cg * kTaps;
+  if (i >= OC * K) return;
+  const long long oc = i / K;
+  const int k = int(i - oc * K), rs = k / Cg, c = k - rs * Cg;
+  wt[i] = w[(oc * Cg + c) * kTaps + rs];
+}
+
 // The B tile (rows n0.. of one group's [OCg, K] weight) in 4-byte copies, for K that 16-byte
 // chunks do not divide.
 template <typename T, int kBN, int kBK, int kThreads>
@@ -136,8 +202,8 @@ __device__ __forceinline__ void store_one(fp16* p, float v) {
 }
 
 template <typename T_, typename TOut_, Precision kPrec, int kBM_, int kBN_, int kBK_, int kWarpsM, int kWarpsN,
-          int kStages, Raster kRaster_, int kGroup_, TapOffsets kOffsets_, WeightCopy kWeight_, ConvEpilogue kEpi_,
-          int kTableEntries_>
+          int kStages, Raster kRaster_, int kGroup_, TapOffsets kOffsets_, ConvLayout kLayout_, WeightCopy kWeight_,
+          ConvEpilogue kEpi_, int kTableEntries_>
 struct ConvConfig {
   using T = T_;
   using TOut = TOut_;
@@ -145,6 +211,7 @@ struct ConvConfig {
   static constexpr int kBM = kBM_, kBN = kBN_, kBK = kBK_, kGroup = kGroup_, kThreads = Mainloop::kThreads;
   static constexpr Raster kRaster = kRaster_;
   static constexpr TapOffsets kOffsets = kOffsets_;
+  static constexpr ConvLayout kLayout = kLayout_;
   static constexpr WeightCopy kWeight = kWeight_;
   static constexpr ConvEpilogue kEpi = kEpi_;
   // The tap table covers K rounded up to whole k tiles at the task's largest K (the lowering's
@@ -166,6 +233,7 @@ __device__ __forceinline__ void conv_store(TOut* __restrict__ y, const typename 
 }
 
 // One block per output tile of one group (blockIdx.x in raster order, the group in blockIdx.y).
+// With kLayout = Nhwc, op.x and op.w are the plan's NHWC copies (conv_x_to_nhwc, conv_w_to_nhwc).
 template <typename Cfg, typename Geo, typename Tail>
 __device__ __forceinline__ void conv2d(const ConvOperands<typename Cfg::T, typename Cfg::TOut>& op,
                                        const typename Tail::Params& tp) {
@@ -182,10 +250,12 @@ __device__ __forceinline__ void conv2d(const ConvOperands<typename Cfg::T, typen
   int2* table = reinterpret_cast<int2*>(smem + Cfg::kTableOffset);
   if constexpr (Cfg::kOffsets == TapOffsets::Table) {
     if (k_tiles * Cfg::kBK > Cfg::kTableEntries) __trap();  // the lowering sized it for the largest K
-    for (int k = tid; k < k_tiles * Cfg::kBK; k += Cfg::kThreads) Ix::pack(Ix::tap(s, k), table[k].x, table[k].y);
+    for (int k = tid; k < k_tiles * Cfg::kBK; k += Cfg::kThreads)
+      Ix::pack(Cfg::kLayout == ConvLayout::Nhwc ? Ix::tap_nhwc(s, k) : Ix::tap(s, k), table[k].x, table[k].y);
     __syncthreads();
   }
-  GatherA<T, Geo, Cfg::kBM, Cfg::kBK, Cfg::kThreads, Cfg::kOffsets> gather;
+  typename If<Cfg::kLayout == ConvLayout::Nhwc, GatherNhwc<T, Geo, Cfg::kBM, Cfg::kBK, Cfg::kThreads, Cfg::kOffsets>,
+              GatherNchw<T, Geo, Cfg::kBM, Cfg::kBK, Cfg::kThreads, Cfg::kOffsets>>::type gather;
   gather.init(s, m0, g, tid);
   const T* wg = op.w + (long long)g * OCg * K;
   typename Cfg::Mainloop main;

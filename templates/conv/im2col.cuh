@@ -55,6 +55,22 @@ struct Im2col {
     return {c * s.H * s.W + dh * s.W + dw, dh, dw};
   }
 
+  // The same for x transposed to NHWC (the plan's copy; the weight likewise to [OC, KH, KW, C / G]):
+  // k = (r * KW + s) * C / G + c, so that a 16-byte chunk of k is consecutive channels of one
+  // input pixel (C / G a multiple of the chunk: a manifest constraint).
+  static __device__ __forceinline__ Row row_nhwc(const ConvShape& s, int m, int g) {
+    if (m >= gemm_m(s)) return {0, kFar, kFar};
+    const int ohw = s.OH * s.OW, n = m / ohw, p = m - n * ohw, oh = p / s.OW, ow = p - oh * s.OW;
+    const int ih0 = oh * Geo::SH - Geo::PH, iw0 = ow * Geo::SW - Geo::PW;
+    return {(((long long)n * s.H + ih0) * s.W + iw0) * s.C + (long long)g * (s.C / Geo::G), ih0, iw0};
+  }
+  static __device__ __forceinline__ Tap tap_nhwc(const ConvShape& s, int k) {
+    if (k >= gemm_k(s)) return {0, kFar, kFar};
+    const int cg = s.C / Geo::G, rs = k / cg, c = k - rs * cg, r = rs / Geo::KW, q = rs - r * Geo::KW;
+    const int dh = r * Geo::DH, dw = q * Geo::DW;
+    return {(dh * s.W + dw) * s.C + c, dh, dw};
+  }
+
   // A tap as one 8-byte table entry (the shared-memory offset table): shifts below 2^15 each.
   static __device__ __forceinline__ void pack(const Tap& t, int& off, int& shifts) {
     off = t.off;

@@ -2,8 +2,8 @@
 // library's, with the graph's strides, padding, dilation and groups fixed in the generated code and
 // the elementwise tail in the epilogue; the space is large; reduced precision only where the
 // tolerance admits it; weights whose rows are not whole 16-byte chunks are copied 4 bytes at a
-// time; sampled genomes compile with NVRTC for sm_90a and sm_100a and (cuobjdump) run their
-// products on the tensor cores.
+// time; the NHWC layout's plan copies x and the weight first; sampled genomes compile with NVRTC
+// for sm_90a and sm_100a and (cuobjdump) run their products on the tensor cores.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -143,6 +143,31 @@ TEST(ConvSpaces, WeightsWithOddKAreCopiedFourBytesAtATime) {
   EXPECT_TRUE(conv_space(t14)->legal(genome_with(*conv_space(t14), "kWeightCopy", 16, rng)));
 }
 
+// The NHWC layout: the plan copies x and the weight into scratch first and the convolution reads
+// the copies; offered only where a group's channels are whole 16-byte chunks (not for 3 channels).
+TEST(ConvSpaces, TheNhwcLayoutCopiesXAndTheWeightFirst) {
+  Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(6);
+  auto plan = [&](const Genome& g) {
+    Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+    std::vector<std::string> names;
+    for (const auto& step : c.plan.steps) names.push_back(std::get<KernelStep>(step.op).kernel);
+    return std::make_pair(names, c.plan.buffers.size());
+  };
+  EXPECT_EQ(plan(genome_with(*s, "kLayout", 1, rng)),
+            std::make_pair(std::vector<std::string>{"kevo_conv_x_nhwc", "kevo_conv_w_nhwc", "kevo_conv"}, size_t{2}));
+  EXPECT_EQ(plan(genome_with(*s, "kLayout", 0, rng)), std::make_pair(std::vector<std::string>{"kevo_conv"}, size_t{0}));
+  const std::string text = s->render(genome_with(*s, "kLayout", 1, rng));
+  EXPECT_NE(text.find("\"args\":[\"conv_x_nhwc\",\"conv_w_nhwc\",\"y\""), std::string::npos) << text;
+
+  Task stem = load_task(kRoot + "tests/data/tasks/conv2d_rgb_stem.json");
+  auto t = conv_space(stem);
+  ASSERT_NE(t, nullptr);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(value(*t, t->random_genome(rng), "kLayout"), 0);
+}
+
 TEST(ConvSpaces, Conv1dIsAConv2dOfHeightOne) {
   Task task = load_task(kRoot + "tests/data/tasks/conv1d_gelu.json");
   auto s = conv_space(task);
@@ -185,8 +210,8 @@ int count_sass(const std::string& tool, const std::string& cubin, const std::str
 }
 
 // The CPU acceptance in small (bench/conv_space.sh runs it with 200 genomes per task and
-// architecture): genomes legal on each architecture compile there; on sm_90a each task's first
-// instance shows HMMA in its SASS.
+// architecture): genomes legal on each architecture compile there; on sm_90a an NCHW and an NHWC
+// instance of each task show HMMA in their SASS.
 TEST(ConvSpaces, SampledGenomesCompileForHopperAndBlackwellOnTheTensorCores) {
   const std::string tool = cuobjdump();
   std::mt19937_64 rng(20261203);
@@ -195,8 +220,15 @@ TEST(ConvSpaces, SampledGenomesCompileForHopperAndBlackwellOnTheTensorCores) {
     for (const std::string arch : {"sm_90a", "sm_100a"}) {
       auto s = conv_space(task, arch);
       ASSERT_NE(s, nullptr) << file;
-      for (int i = 0; i < samples(); ++i) {
-        const Genome g = s->random_genome(rng);
+      // On sm_90a, an instance of each layout (where the task has it) has its SASS checked.
+      std::vector<Genome> genomes;
+      if (arch == "sm_90a")
+        for (int layout : {0, 1})
+          if (auto g = find_genome_with(*s, "kLayout", layout, rng)) genomes.push_back(*g);
+      const size_t checked = genomes.size();
+      for (int i = 0; i < samples(); ++i) genomes.push_back(s->random_genome(rng));
+      for (size_t i = 0; i < genomes.size(); ++i) {
+        const Genome& g = genomes[i];
         Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
         eval::BuildRequest req;
         req.source = c.source;
@@ -206,7 +238,7 @@ TEST(ConvSpaces, SampledGenomesCompileForHopperAndBlackwellOnTheTensorCores) {
         eval::BuildResult r = eval::build(req);
         ASSERT_EQ(r.status, eval::BuildStatus::Ok) << file << " " << g.to_string() << " " << arch << ": " << r.error << "\n"
                                                    << r.log;
-        if (arch == "sm_90a" && i == 0 && !tool.empty()) {
+        if (i < checked && !tool.empty()) {
           EXPECT_GT(count_sass(tool, r.cubin, "HMMA"), 0) << file << " " << g.to_string();
         }
       }

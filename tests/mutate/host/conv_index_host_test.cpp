@@ -2,7 +2,8 @@
 // it describes (A gathered tap by tap with its bounds checks, the weight as B, results scattered
 // to NCHW) must equal a direct convolution written from torch's definition, for strides,
 // padding, dilation, groups, odd sizes and conv1d as height 1, with taps computed or read back
-// from the packed table. A wrong offset, bound or scatter shows here before a GPU sees it.
+// from the packed table, gathering from x itself (NCHW) or from its NHWC copy (with the weight
+// reordered as the plan's first kernels do). A wrong offset, bound or scatter shows here before a GPU sees it.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -48,17 +49,36 @@ std::vector<double> direct(const kevo::ConvShape& s, const std::vector<float>& x
 // The implicit GEMM as the kernel walks it: per group, A[m, k] through row/tap/inside/offset
 // (taps from the packed table when `table`), B[oc, k] = the group's weight rows, stores at
 // out_index(out_pixel(m), oc). Every y element must be written exactly once.
+// x [N, C, H, W] -> [N, H, W, C] and w [OC, C/G, KH, KW] -> [OC, KH, KW, C/G], as conv_x_to_nhwc
+// and conv_w_to_nhwc (templates/conv/conv.cuh) do.
 template <typename G>
-std::vector<double> implicit_gemm(const kevo::ConvShape& s, const std::vector<float>& x, const std::vector<float>& w,
-                                  bool table, std::vector<int>& writes) {
+void to_nhwc(const kevo::ConvShape& s, std::vector<float>& x, std::vector<float>& w) {
+  std::vector<float> xt(x.size()), wt(w.size());
+  const int hw = s.H * s.W, cg = s.C / G::G, taps = G::KH * G::KW;
+  for (int n = 0; n < s.N; ++n)
+    for (int c = 0; c < s.C; ++c)
+      for (int p = 0; p < hw; ++p)
+        xt[(static_cast<size_t>(n) * hw + p) * s.C + c] = x[(static_cast<size_t>(n) * s.C + c) * hw + p];
+  for (int oc = 0; oc < s.OC; ++oc)
+    for (int c = 0; c < cg; ++c)
+      for (int rs = 0; rs < taps; ++rs)
+        wt[(static_cast<size_t>(oc) * taps + rs) * cg + c] = w[(static_cast<size_t>(oc) * cg + c) * taps + rs];
+  x.swap(xt);
+  w.swap(wt);
+}
+
+template <typename G>
+std::vector<double> implicit_gemm(const kevo::ConvShape& s, std::vector<float> x, std::vector<float> w, bool table,
+                                  bool nhwc, std::vector<int>& writes) {
   using Ix = kevo::Im2col<G>;
+  if (nhwc) to_nhwc<G>(s, x, w);
   const int M = Ix::gemm_m(s), OCg = Ix::gemm_n(s), K = Ix::gemm_k(s);
   std::vector<double> y(static_cast<size_t>(s.N) * s.OC * s.OH * s.OW, 0.0);
   writes.assign(y.size(), 0);
   const int k_pad = (K + 15) / 16 * 16;  // the kernel's table covers whole k tiles; taps past K fail the bounds
   std::vector<typename Ix::Tap> taps;
   for (int k = 0; k < k_pad; ++k) {
-    typename Ix::Tap t = Ix::tap(s, k);
+    typename Ix::Tap t = nhwc ? Ix::tap_nhwc(s, k) : Ix::tap(s, k);
     if (table) {
       int off, shifts;
       Ix::pack(t, off, shifts);
@@ -68,7 +88,7 @@ std::vector<double> implicit_gemm(const kevo::ConvShape& s, const std::vector<fl
   }
   for (int g = 0; g < G::G; ++g)
     for (int m = 0; m < M + 3; ++m) {  // rows past M (a partial tile) must gather nothing
-      const typename Ix::Row row = Ix::row(s, m, g);
+      const typename Ix::Row row = nhwc ? Ix::row_nhwc(s, m, g) : Ix::row(s, m, g);
       std::vector<double> a(static_cast<size_t>(k_pad), 0.0);
       for (int k = 0; k < k_pad; ++k) {
         if (!Ix::inside(s, row, taps[static_cast<size_t>(k)])) continue;
@@ -105,15 +125,16 @@ void check(int n, int c, int h, int w, int oc) {
   for (float& v : x) v = u(rng);
   for (float& v : wt) v = u(rng);
   const std::vector<double> want = direct<G>(s, x, wt);
-  for (bool table : {false, true}) {
-    std::vector<int> writes;
-    const std::vector<double> got = implicit_gemm<G>(s, x, wt, table, writes);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-      ASSERT_EQ(writes[i], 1) << "y[" << i << "] written " << writes[i] << " times (table " << table << ")";
-      ASSERT_NEAR(got[i], want[i], 1e-9) << "y[" << i << "] (table " << table << ")";
+  for (bool nhwc : {false, true})
+    for (bool table : {false, true}) {
+      std::vector<int> writes;
+      const std::vector<double> got = implicit_gemm<G>(s, x, wt, table, nhwc, writes);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(writes[i], 1) << "y[" << i << "] written " << writes[i] << " times (table " << table << ", nhwc " << nhwc << ")";
+        ASSERT_NEAR(got[i], want[i], 1e-9) << "y[" << i << "] (table " << table << ", nhwc " << nhwc << ")";
+      }
     }
-  }
 }
 
 TEST(ConvIndexHost, PlainThreeByThree) { check<Geo<3, 3, 1, 1, 0, 0, 1, 1, 1>>(2, 8, 16, 16, 16); }
