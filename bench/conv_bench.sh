@@ -3,8 +3,8 @@
 # sm_90a), runs each (every instance checked against a direct fp64 convolution at 1e-4, then
 # TFLOP/s), counts the tensor-core instructions in their SASS, and times cuDNN fp32 (kevo's
 # library family today), cuDNN TF32, eager PyTorch and torch.compile on the same problems
-# (bench/conv_torch.py). Then kevo's own path: bench/conv_space.sh's sampled instances of every
-# conv task run through `kevo run`-free correctness in the GPU template test (TemplatesGpu).
+# (bench/conv_torch.py). kevo's own path (rendered instances through the runner and the oracle)
+# is bench/conv_gpu.sh's second half.
 # Usage: bench/conv_bench.sh [OUT_DIR]   (logs: OUT_DIR/conv_shape*.log, sass.txt, torch.log)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +30,6 @@ if command -v cuobjdump > /dev/null; then
     [ -x "$bin/s$s" ] && echo "shape $s SASS: $(cuobjdump -sass "$bin/s$s" | grep -c 'HMMA') HMMA"
   done | tee "$out/sass.txt"
 fi
-timeout 200 python3 "$root/bench/conv_torch.py" ${TORCH_ARGS:-} 2>&1 | tee "$out/torch.log"
+timeout ${TORCH_TIMEOUT:-240} python3 "$root/bench/conv_torch.py" ${TORCH_ARGS:-} 2>&1 | tee "$out/torch.log"
 echo "conv_bench: $( [ $failed = 0 ] && echo ok || echo FAILURES ), $(( $(date +%s) - start )) s"
 exit $failed

@@ -2,6 +2,7 @@
 # the shapes of bench/conv_bench.cu with task 14's tail (relu(conv + b) + b2[C, 1, 1]). cuDNN in
 # full fp32 (what kevo's library family runs now) and, for the tensor cores' practical rate in
 # the same run, cuDNN with TF32. Prints one line per measurement.
+# Usage: python3 bench/conv_torch.py [--no-compile | --compile-all]
 import sys
 import torch
 import torch.nn.functional as F
@@ -50,7 +51,8 @@ def main():
         flop = 2 * y.numel() * (c // g) * k * k
         runs = [("cudnn fp32", lambda: conv(x, wt, b), False), ("eager fp32", lambda: graph(x, wt, b, b2), False),
                 ("cudnn tf32", lambda: conv(x, wt, b), True)]
-        if "--no-compile" not in sys.argv:
+        # torch.compile takes tens of seconds per graph: task 14 only, unless --compile-all.
+        if "--no-compile" not in sys.argv and (name == "task14" or "--compile-all" in sys.argv):
             compiled = torch.compile(graph)
             runs.append(("compile fp32", lambda: compiled(x, wt, b, b2), False))
         for label, f, tf32 in runs:
