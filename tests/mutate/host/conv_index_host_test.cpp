@@ -9,9 +9,7 @@
 #include <random>
 #include <vector>
 
-// im2col.cuh is plain C++ apart from its qualifiers.
-#define __device__
-#define __forceinline__ inline
+#include "cuda_host_shim.h"  // im2col.cuh is plain C++ apart from its qualifiers (and common.cuh's)
 #include "templates/conv/im2col.cuh"
 
 namespace {
