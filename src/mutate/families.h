@@ -104,6 +104,11 @@ std::vector<std::unique_ptr<DesignSpace>> lower_reduce_scalar(const TaskGraphPtr
 std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tg);
+std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tg);
+// The tensor-core families' precision gates (space_gemm.cpp, docs/templates.md): plain TF32 where
+// rtol >= 2^-11 * sqrt(K) at this K, 3xbf16 where rtol >= 2^-16.
+bool tf32_admitted(const Task& task, int64_t k);
+bool bf16x3_admitted(const Task& task);
 // The baseline every task has (space_generic.cpp). lower() offers it where no other family
 // serves the task or theirs hold fewer than 100 legal genomes, or for every task when
 // KEVO_GENERIC=everywhere (generic_everywhere()).

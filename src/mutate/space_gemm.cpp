@@ -56,16 +56,6 @@ std::string paren(const std::string& e) {
   return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
 }
 
-// The rule that admits plain TF32 (documented in docs/templates.md): a TF32 product rounds each
-// operand to 11 significant bits (u = 2^-11), and the probabilistic bound on a length-K dot
-// product's rounding error (Higham and Mary) is about u * sqrt(K) relative to sum |a_i b_i|.
-// TF32 is offered where the task's rtol covers that at every workload's K; 3xTF32 always is.
-bool tf32_admitted(const Task& task, int64_t k) { return task.tolerance.rtol >= std::ldexp(1.0, -11) * std::sqrt(double(k)); }
-// 3xbf16 drops lo*lo and keeps about 17 bits of each operand: about 2^-16 relative error per
-// product, unbiased (round to nearest), so it is offered where rtol covers that much; the
-// evaluator's correctness checks on every workload decide, as for every genome.
-bool bf16x3_admitted(const Task& task) { return task.tolerance.rtol >= std::ldexp(1.0, -16); }
-
 class GemmSpace : public DesignSpace {
  public:
   GemmSpace(TaskGraphPtr tg, Mapping m, std::vector<Facts> facts)
@@ -293,6 +283,16 @@ bool broadcast_input(const TaskGraph& tg, int v, int out, TailInput& in) {
 }
 
 }  // namespace
+
+// The rule that admits plain TF32 (documented in docs/templates.md): a TF32 product rounds each
+// operand to 11 significant bits (u = 2^-11), and the probabilistic bound on a length-K dot
+// product's rounding error (Higham and Mary) is about u * sqrt(K) relative to sum |a_i b_i|.
+// TF32 is offered where the task's rtol covers that at every workload's K; 3xTF32 always is.
+bool tf32_admitted(const Task& task, int64_t k) { return task.tolerance.rtol >= std::ldexp(1.0, -11) * std::sqrt(double(k)); }
+// 3xbf16 drops lo*lo and keeps about 17 bits of each operand: about 2^-16 relative error per
+// product, unbiased (round to nearest), so it is offered where rtol covers that much; the
+// evaluator's correctness checks on every workload decide, as for every genome.
+bool bf16x3_admitted(const Task& task) { return task.tolerance.rtol >= std::ldexp(1.0, -16); }
 
 std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) {
   std::vector<std::unique_ptr<DesignSpace>> none;

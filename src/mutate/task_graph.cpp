@@ -119,7 +119,7 @@ std::string candidate_text(const Task& task, const std::string& name, const nloh
 const std::vector<FamilyLowering>& family_lowerings() {
   static const std::vector<FamilyLowering> all = {lower_elementwise, lower_reduce,      lower_normalize, lower_scan,
                                                   lower_reduce_scalar, lower_pool,     lower_library,
-                                                  lower_gemm,          lower_generic};
+                                                  lower_gemm,          lower_conv,       lower_generic};
   return all;
 }
 

@@ -34,26 +34,39 @@ struct SyncMainloop {
   // Accumulates k tiles [kt_begin, kt_end) of the output tile at (m0, n0). A is [M, K] row-major.
   __device__ __forceinline__ void run(const T* __restrict__ A, const T* __restrict__ B, int M, int N, int K, int m0,
                                       int n0, int kt_begin, int kt_end, char* smem) {
+    const int tid = threadIdx.x;
+    pipeline(
+        [&](unsigned a, unsigned b, int kt) {
+          TileA::template load<kThreads>(a, A, K, m0, kt * kBK, M, K, tid);
+          if constexpr (kB == BLayout::KMajor)
+            TileB::template load<kThreads>(b, B, K, n0, kt * kBK, N, K, tid);
+          else
+            TileB::template load<kThreads>(b, B, N, kt * kBK, n0, K, N, tid);
+        },
+        kt_begin, kt_end, smem);
+  }
+
+  // The pipeline over k tiles [kt_begin, kt_end) with the tiles' loads left to the caller:
+  // load(a, b, kt) fills (cp.async, or plain shared-memory stores) the A and B tiles of k tile kt
+  // at shared addresses a and b in TileA's and TileB's layouts. The implicit-GEMM convolution
+  // (templates/conv/) gathers its A tile this way.
+  template <typename Load>
+  __device__ __forceinline__ void pipeline(Load&& load, int kt_begin, int kt_end, char* smem) {
 #pragma unroll
     for (int i = 0; i < kMT; ++i)
 #pragma unroll
       for (int j = 0; j < kNT; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
-    const int tid = threadIdx.x;
     const unsigned base = shared_address(smem);
     const int tiles = kt_end - kt_begin;
-    auto load = [&](int stage, int kt) {
-      const unsigned a = base + stage * kStageBytes, b = a + TileA::kBytes;
-      TileA::template load<kThreads>(a, A, K, m0, kt * kBK, M, K, tid);
-      if constexpr (kB == BLayout::KMajor)
-        TileB::template load<kThreads>(b, B, K, n0, kt * kBK, N, K, tid);
-      else
-        TileB::template load<kThreads>(b, B, N, kt * kBK, n0, K, N, tid);
+    auto load_stage = [&](int stage, int kt) {
+      const unsigned a = base + stage * kStageBytes;
+      load(a, a + TileA::kBytes, kt);
     };
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < tiles) load(s, kt_begin + s);
+      if (s < tiles) load_stage(s, kt_begin + s);
       cp_async_commit();
     }
     for (int i = 0; i < tiles; ++i) {
@@ -62,7 +75,7 @@ struct SyncMainloop {
       // whose stage the next copy overwrites.
       __syncthreads();
       const int next = i + kStages - 1;
-      if (next < tiles) load(next % kStages, kt_begin + next);
+      if (next < tiles) load_stage(next % kStages, kt_begin + next);
       cp_async_commit();
       compute(smem + (i % kStages) * kStageBytes);
     }

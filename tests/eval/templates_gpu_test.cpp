@@ -56,6 +56,15 @@ const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corner
          {"kStages", 6}, {"kEpilogue", 2}},
         {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64},
          {"kStages", 4}, {"kEpilogue", 1}}}},
+      // The conv family: each layout's gather with the tap table and the staged epilogue, and the
+      // smallest tile (one warp, 4-byte weight copies, computed taps, stores from registers).
+      {"conv",
+       {{{"kLayout", 1}, {"kOffsets", 1}, {"kEpilogue", 1}, {"kBM", 128}, {"kBN", 128}, {"kBK", 32}, {"kWarpsM", 4},
+         {"kWarpsN", 2}, {"kStages", 3}, {"kWeightCopy", 16}, {"kPrecision", 3}},
+        {{"kLayout", 0}, {"kOffsets", 1}, {"kEpilogue", 1}, {"kBM", 128}, {"kBN", 64}, {"kBK", 32}, {"kWarpsM", 2},
+         {"kWarpsN", 2}, {"kStages", 4}, {"kWeightCopy", 16}},
+        {{"kLayout", 0}, {"kOffsets", 0}, {"kEpilogue", 0}, {"kBM", 64}, {"kBN", 32}, {"kBK", 16}, {"kWarpsM", 1},
+         {"kWarpsN", 1}, {"kStages", 2}, {"kWeightCopy", 4}}}},
   };
   return all;
 }

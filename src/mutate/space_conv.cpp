@@ -1,0 +1,339 @@
+// Family "conv": the graph's conv2d (or conv1d as a conv2d of height 1) on kevo's implicit-GEMM
+// convolution (templates/conv/), with the elementwise rest of the graph generated into its
+// epilogue as a Tail functor that sees each result with its index in y and its channel. The plan
+// is the convolution alone, or (kLayout = Nhwc) two copies into NHWC scratch before it.
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "mutate/families.h"
+
+namespace kevo::mutate {
+
+namespace {
+
+const ValueInfo& info(const Graph& g, int v) { return g.values[static_cast<size_t>(v)]; }
+
+// How a tail input reaches output element y[n, oc, oh, ow] (torch's broadcasting): at the same
+// index, one value per channel, or one value.
+struct TailInput {
+  enum Kind { Full, PerChannel, Scalar };
+  int value = -1;
+  std::string buffer;  // the contract name: the plan argument
+  std::string name;    // its parameter in the generated code: "in_b"
+  Kind kind = Full;
+  DType dtype = DType::Float32;
+};
+
+// What the op graph fixes about the convolution (the generated Geometry).
+struct Geometry {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
+};
+
+struct Mapping {
+  int main = -1, x = -1, w = -1, bias = -1, t = -1;
+  int spatial = 2;  // conv2d, or conv1d as a conv2d of height 1
+  Geometry geo;
+  DType elem = DType::Float32, out = DType::Float32;
+  Region tail;
+  std::vector<TailInput> inputs;  // the conv's bias first
+};
+
+const char* element_type(DType d) {
+  return d == DType::BFloat16 ? "kevo::bf16" : d == DType::Float16 ? "kevo::fp16" : "float";
+}
+int element_bytes(DType d) { return d == DType::Float32 ? 4 : 2; }
+bool is_float(DType d) { return d == DType::Float32 || d == DType::BFloat16 || d == DType::Float16; }
+// The kernel's own scratch names never collide with the contract's inputs and outputs.
+std::string scratch_name(const Task& task, std::string name) {
+  auto taken = [&](const std::string& n) {
+    for (const auto& t : task.inputs)
+      if (t.name == n) return true;
+    for (const auto& t : task.outputs)
+      if (t.name == n) return true;
+    return false;
+  };
+  while (taken(name)) name += "_";
+  return name;
+}
+
+std::string paren(const std::string& e) {
+  return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
+}
+
+class ConvSpace : public DesignSpace {
+ public:
+  ConvSpace(TaskGraphPtr tg, Mapping m, std::vector<Facts> facts, int64_t table_k)
+      : DesignSpace("conv/" + tg->graph().nodes[static_cast<size_t>(m.main)].op,
+                    "kevo's implicit-GEMM convolution on the tensor cores (mma.sync; 3xTF32, 3xbf16, TF32 or native "
+                    "16-bit products), the elementwise tail in its epilogue",
+                    "conv", std::move(facts)),
+        tg_(std::move(tg)), m_(std::move(m)), table_k_(table_k) {}
+
+  std::string render(const Genome& g) const override {
+    auto v = values(g);
+    const Task& task = tg_->task();
+    const int o = tg_->output();
+    const int64_t threads = 32 * v["kWarpsM"] * v["kWarpsN"], bk = v["kBK"];
+    const int64_t table = v["kOffsets"] ? (table_k_ + bk - 1) / bk * bk : 0;
+    // The sizes the kernel takes, as plan expressions (conv1d: H = OH = 1).
+    const bool one_d = m_.spatial == 1;
+    const std::string N = tg_->dim(m_.x, 0), C = tg_->dim(m_.x, 1), H = one_d ? "1" : tg_->dim(m_.x, 2),
+                      W = tg_->dim(m_.x, one_d ? 2 : 3), OC = tg_->dim(o, 1), OH = one_d ? "1" : tg_->dim(o, 2),
+                      OW = tg_->dim(o, one_d ? 2 : 3);
+    const std::string M = paren(N) + " * " + paren(OH) + " * " + paren(OW);
+    const std::string OCg = m_.geo.groups == 1 ? OC : paren(OC) + " // " + std::to_string(m_.geo.groups);
+    const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
+                              ") * ((" + OCg + " + " + std::to_string(v["kBN"] - 1) + ") // " +
+                              std::to_string(v["kBN"]) + ")";
+    const auto input_name = [&](int val) { return task.inputs[static_cast<size_t>(tg_->input_index(val))].name; };
+    const std::string T = element_type(m_.elem), TOut = element_type(m_.out);
+
+    std::ostringstream src;
+    src << "// The op graph (first workload); the convolution computes conv(" << input_name(m_.x) << ", "
+        << input_name(m_.w) << "), Tail::apply the rest from its accumulator:\n";
+    std::istringstream ref(tg_->graph().to_string());
+    for (std::string line; std::getline(ref, line);) src << "//   " << line << "\n";
+    const Geometry& ge = m_.geo;
+    src << "// What the graph fixes: kernel " << ge.kh << "x" << ge.kw << ", stride, padding, dilation, groups.\n"
+        << "struct Geometry {\n  static constexpr int KH = " << ge.kh << ", KW = " << ge.kw << ", SH = " << ge.sh
+        << ", SW = " << ge.sw << ", PH = " << ge.ph << ", PW = " << ge.pw << ", DH = " << ge.dh << ", DW = " << ge.dw
+        << ", G = " << ge.groups << ";\n};\n";
+    src << tail_functor() << "\n";
+    src << "using Config = kevo::ConvConfig<" << T << ", " << TOut << ", " << enumerator(g, "kPrecision") << ", "
+        << v["kBM"] << ", " << v["kBN"] << ", " << bk << ", " << v["kWarpsM"] << ", " << v["kWarpsN"] << ", "
+        << v["kStages"] << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", " << enumerator(g, "kOffsets")
+        << ", " << enumerator(g, "kLayout") << ", " << enumerator(g, "kWeightCopy") << ", " << enumerator(g, "kEpilogue") << ", " << table << ">;\n";
+    const int64_t shared = shared_bytes(v, table);
+    src << "static_assert(Config::kSharedBytes == " << shared << ", \"the plan's shared_bytes\");\n\n";
+
+    // NHWC: the first two kernels copy x and the weight into scratch that the convolution reads.
+    const bool nhwc = v["kLayout"] == 1;
+    const std::string xt = scratch_name(task, "conv_x_nhwc"), wt = scratch_name(task, "conv_w_nhwc");
+    nlohmann::json plan, steps = nlohmann::json::array();
+    if (nhwc) {
+      const std::string hw = paren(H) + " * " + paren(W), K = paren(C) + " // " + std::to_string(ge.groups) + " * " +
+                                                                std::to_string(ge.kh * ge.kw);
+      src << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_x_nhwc(const " << T << "* x, " << T
+          << "* xt, int C, int HW) {\n  kevo::conv_x_to_nhwc<" << T << ">(x, xt, C, HW);\n}\n"
+          << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_w_nhwc(const " << T << "* w, " << T
+          << "* wt, int OC, int Cg) {\n  kevo::conv_w_to_nhwc<" << T << ", Geometry>(w, wt, OC, Cg);\n}\n\n";
+      steps.push_back({{"kernel", "kevo_conv_x_nhwc"},
+                       {"grid", {"(" + hw + " + 31) // 32", "(" + C + " + 31) // 32", N}},
+                       {"block", {32, 8}},
+                       {"args", {input_name(m_.x), xt, {{"int", C}}, {{"int", hw}}}}});
+      steps.push_back({{"kernel", "kevo_conv_w_nhwc"},
+                       {"grid", {"(" + paren(OC) + " * " + K + " + 255) // 256"}},
+                       {"block", {256}},
+                       {"args", {input_name(m_.w), wt, {{"int", OC}}, {{"int", paren(C) + " // " + std::to_string(ge.groups)}}}}});
+      const std::string dtype = m_.elem == DType::BFloat16 ? "bfloat16" : m_.elem == DType::Float16 ? "float16" : "float32";
+      plan["buffers"][xt] = {{"dtype", dtype}, {"shape", {N, H, W, C}}};
+      plan["buffers"][wt] = {{"dtype", dtype}, {"shape", {OC, K}}};
+    }
+    nlohmann::json args = nlohmann::json::array({nhwc ? xt : input_name(m_.x), nhwc ? wt : input_name(m_.w),
+                                                 task.outputs.front().name});
+    src << "extern \"C\" __global__ void __launch_bounds__(Config::kThreads, " << v["kMinBlocks"] << ") kevo_conv(const "
+        << T << "* x, const " << T << "* w, " << TOut << "* y";
+    for (const TailInput& in : m_.inputs) {
+      src << ", const " << element_type(in.dtype) << "* " << in.name;
+      args.push_back(in.buffer);
+    }
+    src << ", int N, int C, int H, int W, int OC, int OH, int OW) {\n"
+        << "  const kevo::ConvOperands<" << T << ", " << TOut << "> op{x, w, y, {N, C, H, W, OC, OH, OW}};\n"
+        << "  kevo::conv2d<Config, Geometry, Tail>(op, Tail::Params{";
+    for (const TailInput& in : m_.inputs) src << in.name << ", ";
+    src << "});\n}\n";
+    for (const std::string& e : {N, C, H, W, OC, OH, OW}) args.push_back({{"int", e}});
+
+    steps.push_back({{"kernel", "kevo_conv"},
+                     {"grid", {tiles, ge.groups}},
+                     {"block", {threads}},
+                     {"shared_bytes", shared},
+                     {"args", args}});
+    plan["steps"] = steps;
+    std::ostringstream knobs;
+    for (size_t i = 0; i < this->knobs().size(); ++i)
+      knobs << (i ? ", " : "") << this->knobs()[i].name << "=" << g.values[i];
+    const std::string comment =
+        "Generated by kevo from template family 'conv' (space " + id() + ").\nGenome: " + knobs.str() +
+        ".\nImplicit GEMM on mma.sync, " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
+        std::to_string(bk) + " tiles, " + std::to_string(v["kStages"]) + " stages, A gathered from " +
+        (nhwc ? "an NHWC copy of x in 16-byte chunks" : "NCHW x element by element") + ", taps " +
+        (v["kOffsets"] ? "from a shared-memory table" : "computed per tile") + ", tail " +
+        (v["kEpilogue"] ? "staged through shared memory" : "from the registers") + ".";
+    return candidate_text(task, task.name + "_conv", plan, comment, candidate_templates(manifest()) + "\n" + src.str());
+  }
+
+ private:
+  // Config::kSharedBytes, computed as the template does (the generated static_assert checks it).
+  int64_t shared_bytes(std::map<std::string, int64_t>& v, int64_t table) const {
+    const int64_t main = v["kStages"] * (v["kBM"] + v["kBN"]) * v["kBK"] * element_bytes(m_.elem);
+    const int64_t staged = v["kEpilogue"] ? v["kBN"] * (v["kBM"] + 4) * 4 : 0;
+    return std::max(main, staged) + table * 8;
+  }
+
+  std::string tail_functor() const {
+    std::ostringstream s;
+    s << "struct Tail {\n  struct Params {\n";
+    for (const TailInput& in : m_.inputs)
+      s << "    const " << element_type(in.dtype) << "* __restrict__ " << in.name << ";  // " << in.buffer << ": "
+        << (in.kind == TailInput::Full ? "y's shape" : in.kind == TailInput::PerChannel ? "one value per channel" : "one value")
+        << "\n";
+    s << "  };\n";
+    s << "  static __device__ __forceinline__ float apply(const Params& p, float acc, long long idx, int ch) {\n";
+    s << "    (void)p, (void)idx, (void)ch;\n";
+    std::string start = "acc";
+    if (m_.bias >= 0) {
+      s << "    const float v" << m_.t << " = acc + kevo::load_float(p." << m_.inputs.front().name << " + ch);  // %" << m_.t
+        << " = the convolution with its bias\n";
+      start = "v" + std::to_string(m_.t);
+    }
+    std::string result;
+    s << emit_region(tg_->graph(), m_.tail,
+                     [&](int leaf) {
+                       if (leaf == m_.t) return start;
+                       for (const TailInput& in : m_.inputs)
+                         if (in.value == leaf)
+                           return "kevo::load_float(p." + in.name +
+                                  (in.kind == TailInput::Full ? " + idx)" : in.kind == TailInput::PerChannel ? " + ch)" : ")");
+                       return std::string("0.f");
+                     },
+                     "    ", &result)
+      << "    return " << result << ";\n  }\n};\n";
+    return s.str();
+  }
+
+  TaskGraphPtr tg_;
+  Mapping m_;
+  int64_t table_k_;  // the largest K of the task: the tap table's entries (rounded up to kBK)
+};
+
+// A tail input broadcast onto y (right-aligned): at y's index, per channel (dim 1) or a scalar;
+// false for any other broadcast.
+bool broadcast_input(const TaskGraph& tg, int v, int out, TailInput& in) {
+  const int lrank = tg.rank(v), orank = tg.rank(out);
+  if (!is_float(info(tg.graph(), v).dtype) || lrank > orank) return false;
+  in.value = v;
+  in.buffer = tg.task().inputs[static_cast<size_t>(tg.input_index(v))].name;
+  in.name = "in_" + ident(in.buffer);
+  in.dtype = info(tg.graph(), v).dtype;
+  bool full = lrank == orank, channel = false, other = false;
+  for (int d = 0; d < lrank; ++d) {
+    const int od = d + orank - lrank;
+    for (size_t w = 0; w < tg.workloads(); ++w) {
+      const int64_t n = info(tg.graph(w), v).shape[static_cast<size_t>(d)];
+      const int64_t on = info(tg.graph(w), out).shape[static_cast<size_t>(od)];
+      if (n != on) full = false;
+      if (n != 1 && n != on) return false;
+      if (n != 1) (od == 1 ? channel : other) = true;
+    }
+  }
+  if (full) in.kind = TailInput::Full;
+  else if (other) return false;
+  else in.kind = channel ? TailInput::PerChannel : TailInput::Scalar;
+  return true;
+}
+
+// The graph's attribute, one value per spatial dim (conv1d's single value as the width's).
+int64_t spatial_attr(const Node& n, const std::string& key, int spatial, int d, int64_t fallback) {
+  if (n.attrs.find(key) == n.attrs.end()) return fallback;
+  const std::vector<int64_t>& v = attr_ints(n, key);
+  if (v.empty()) return fallback;
+  if (spatial == 1) return d == 0 ? fallback : v[0];  // conv1d: height 1, no stride or padding along it
+  return v[std::min(static_cast<size_t>(d), v.size() - 1)];
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
+  std::vector<std::unique_ptr<DesignSpace>> none;
+  const TaskGraph& tg = *tgp;
+  const Graph& g = tg.graph();
+  if (g.outputs.size() != 1) return none;
+  const int o = tg.output();
+  if (tg.input_index(o) >= 0) return none;
+
+  // The main op: the graph's only convolution (and no matmul), on graph inputs.
+  Mapping m;
+  for (size_t p = 0; p < g.nodes.size(); ++p) {
+    const std::string& op = g.nodes[p].op;
+    if (op == "linear" || op == "matmul" || op.rfind("conv", 0) == 0) {
+      if (m.main >= 0 || (op != "conv2d" && op != "conv1d")) return none;
+      m.main = static_cast<int>(p);
+    }
+  }
+  if (m.main < 0) return none;
+  const Node& main = g.nodes[static_cast<size_t>(m.main)];
+  m.spatial = main.op == "conv1d" ? 1 : 2;
+  m.x = main.inputs[0];
+  m.w = main.inputs[1];
+  m.bias = main.inputs.size() > 2 ? main.inputs[2] : -1;
+  m.t = main.outputs.front();
+  m.elem = info(g, m.x).dtype;
+  m.out = info(g, o).dtype;
+  const int rank = m.spatial + 2;  // batched NCHW (NCL) only
+  if (!is_float(m.elem) || info(g, m.w).dtype != m.elem || tg.input_index(m.x) < 0 || tg.input_index(m.w) < 0) return none;
+  if (tg.rank(m.x) != rank || tg.rank(m.w) != rank || tg.rank(m.t) != rank || tg.rank(o) != rank) return none;
+  if (m.out != DType::Float32 && m.out != m.elem) return none;
+  for (size_t w = 0; w < tg.workloads(); ++w)
+    if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return none;  // the tail maps y 1:1
+
+  Geometry& ge = m.geo;
+  ge.groups = main.attrs.count("groups") ? attr_int(main, "groups") : 1;
+  const int sp = m.spatial;
+  ge.sh = spatial_attr(main, "stride", sp, 0, 1), ge.sw = spatial_attr(main, "stride", sp, 1, 1);
+  ge.ph = spatial_attr(main, "padding", sp, 0, 0), ge.pw = spatial_attr(main, "padding", sp, 1, 0);
+  ge.dh = spatial_attr(main, "dilation", sp, 0, 1), ge.dw = spatial_attr(main, "dilation", sp, 1, 1);
+  const auto& ws0 = info(g, m.w).shape;
+  ge.kh = sp == 1 ? 1 : ws0[2], ge.kw = ws0[rank - 1];
+  if (ge.groups < 1) return none;
+
+  m.tail = elementwise_region(g, o, [&](int v) { return v == m.t || tg.input_index(v) >= 0; }, m.elem != DType::Float32);
+  if (!m.tail.ok) return none;
+  if (m.bias >= 0) {
+    TailInput b;
+    if (tg.input_index(m.bias) < 0 || tg.rank(m.bias) != 1 || !is_float(info(g, m.bias).dtype)) return none;
+    b.value = m.bias;
+    b.buffer = tg.task().inputs[static_cast<size_t>(tg.input_index(m.bias))].name;
+    b.name = "in_" + ident(b.buffer) + "_bias";  // the conv's own bias, apart from any use in the tail
+    b.kind = TailInput::PerChannel;
+    b.dtype = info(g, m.bias).dtype;
+    m.inputs.push_back(b);
+  }
+  for (int leaf : m.tail.leaves) {
+    if (leaf == m.t) continue;
+    TailInput in;
+    if (!broadcast_input(tg, leaf, o, in)) return none;
+    m.inputs.push_back(in);
+  }
+
+  // Sizes the kernel's index math needs at every workload: the weight's kernel size fixed, 32-bit
+  // pixel and tap offsets, coordinates below the gather's sentinel (im2col.cuh).
+  const int e = element_bytes(m.elem);
+  std::vector<Facts> facts;
+  bool tf32 = m.elem == DType::Float32;
+  int64_t kmax = 0;
+  for (size_t w = 0; w < tg.workloads(); ++w) {
+    const auto &xs = info(tg.graph(w), m.x).shape, &wsh = info(tg.graph(w), m.w).shape, &ys = info(tg.graph(w), o).shape;
+    if ((sp == 2 && wsh[2] != ge.kh) || wsh[rank - 1] != ge.kw) return none;
+    const int64_t C = xs[1], H = sp == 1 ? 1 : xs[2], W = xs[rank - 1], OC = ys[1];
+    const int64_t M = ys[0] * (sp == 1 ? 1 : ys[2]) * ys[rank - 1], K = C / ge.groups * ge.kh * ge.kw;
+    if (C % ge.groups || OC % ge.groups || H >= 16384 || W >= 16384 || M >= (int64_t{1} << 31) ||
+        C * H * W >= (int64_t{1} << 31) || K >= (int64_t{1} << 24))
+      return none;
+    if (e == 2 && K % 2) return none;  // 16-bit weights are copied 4 bytes at a time at least
+    tf32 = tf32 && tf32_admitted(tg.task(), K);
+    kmax = std::max(kmax, K);
+    facts.push_back({{"m", M}, {"n", OC / ge.groups}, {"k", K}, {"cg", C / ge.groups}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e}});
+  }
+  for (Facts& f : facts) {
+    f["kmax"] = kmax;
+    f["tf32_ok"] = tf32;
+    f["bf16x3_ok"] = m.elem == DType::Float32 && bf16x3_admitted(tg.task());
+  }
+  std::vector<std::unique_ptr<DesignSpace>> out;
+  out.push_back(std::make_unique<ConvSpace>(tgp, std::move(m), std::move(facts), kmax));
+  return out;
+}
+
+}  // namespace kevo::mutate

@@ -1,0 +1,145 @@
+// The conv family's index math (templates/conv/im2col.cuh) checked on the CPU: the implicit GEMM
+// it describes (A gathered tap by tap with its bounds checks, the weight as B, results scattered
+// to NCHW) must equal a direct convolution written from torch's definition, for strides,
+// padding, dilation, groups, odd sizes and conv1d as height 1, with taps computed or read back
+// from the packed table, gathering from x itself (NCHW) or from its NHWC copy (with the weight
+// reordered as the plan's first kernels do). A wrong offset, bound or scatter shows here before a GPU sees it.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "cuda_host_shim.h"  // im2col.cuh is plain C++ apart from its qualifiers (and common.cuh's)
+#include "templates/conv/im2col.cuh"
+
+namespace {
+
+template <int kKH, int kKW, int kSH, int kSW, int kPH, int kPW, int kDH, int kDW, int kG>
+struct Geo {
+  static constexpr int KH = kKH, KW = kKW, SH = kSH, SW = kSW, PH = kPH, PW = kPW, DH = kDH, DW = kDW, G = kG;
+};
+
+// y[n, oc, oh, ow] = sum over c < C/G, r, s of x[n, g*C/G + c, oh*SH - PH + r*DH, ow*SW - PW + s*DW] * w[oc, c, r, s]
+// where g = oc / (OC/G) and taps outside the image count zero.
+template <typename G>
+std::vector<double> direct(const kevo::ConvShape& s, const std::vector<float>& x, const std::vector<float>& w) {
+  std::vector<double> y(static_cast<size_t>(s.N) * s.OC * s.OH * s.OW);
+  const int cg = s.C / G::G, ocg = s.OC / G::G;
+  for (int n = 0; n < s.N; ++n)
+    for (int oc = 0; oc < s.OC; ++oc)
+      for (int oh = 0; oh < s.OH; ++oh)
+        for (int ow = 0; ow < s.OW; ++ow) {
+          double acc = 0;
+          for (int c = 0; c < cg; ++c)
+            for (int r = 0; r < G::KH; ++r)
+              for (int q = 0; q < G::KW; ++q) {
+                const int ih = oh * G::SH - G::PH + r * G::DH, iw = ow * G::SW - G::PW + q * G::DW;
+                if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W) continue;
+                const int ci = oc / ocg * cg + c;
+                acc += double(x[((static_cast<size_t>(n) * s.C + ci) * s.H + ih) * s.W + iw]) *
+                       w[((static_cast<size_t>(oc) * cg + c) * G::KH + r) * G::KW + q];
+              }
+          y[((static_cast<size_t>(n) * s.OC + oc) * s.OH + oh) * s.OW + ow] = acc;
+        }
+  return y;
+}
+
+// The implicit GEMM as the kernel walks it: per group, A[m, k] through row/tap/inside/offset
+// (taps from the packed table when `table`), B[oc, k] = the group's weight rows, stores at
+// out_index(out_pixel(m), oc). Every y element must be written exactly once.
+// x [N, C, H, W] -> [N, H, W, C] and w [OC, C/G, KH, KW] -> [OC, KH, KW, C/G], as conv_x_to_nhwc
+// and conv_w_to_nhwc (templates/conv/conv.cuh) do.
+template <typename G>
+void to_nhwc(const kevo::ConvShape& s, std::vector<float>& x, std::vector<float>& w) {
+  std::vector<float> xt(x.size()), wt(w.size());
+  const int hw = s.H * s.W, cg = s.C / G::G, taps = G::KH * G::KW;
+  for (int n = 0; n < s.N; ++n)
+    for (int c = 0; c < s.C; ++c)
+      for (int p = 0; p < hw; ++p)
+        xt[(static_cast<size_t>(n) * hw + p) * s.C + c] = x[(static_cast<size_t>(n) * s.C + c) * hw + p];
+  for (int oc = 0; oc < s.OC; ++oc)
+    for (int c = 0; c < cg; ++c)
+      for (int rs = 0; rs < taps; ++rs)
+        wt[(static_cast<size_t>(oc) * taps + rs) * cg + c] = w[(static_cast<size_t>(oc) * cg + c) * taps + rs];
+  x.swap(xt);
+  w.swap(wt);
+}
+
+template <typename G>
+std::vector<double> implicit_gemm(const kevo::ConvShape& s, std::vector<float> x, std::vector<float> w, bool table,
+                                  bool nhwc, std::vector<int>& writes) {
+  using Ix = kevo::Im2col<G>;
+  if (nhwc) to_nhwc<G>(s, x, w);
+  const int M = Ix::gemm_m(s), OCg = Ix::gemm_n(s), K = Ix::gemm_k(s);
+  std::vector<double> y(static_cast<size_t>(s.N) * s.OC * s.OH * s.OW, 0.0);
+  writes.assign(y.size(), 0);
+  const int k_pad = (K + 15) / 16 * 16;  // the kernel's table covers whole k tiles; taps past K fail the bounds
+  std::vector<typename Ix::Tap> taps;
+  for (int k = 0; k < k_pad; ++k) {
+    typename Ix::Tap t = nhwc ? Ix::tap_nhwc(s, k) : Ix::tap(s, k);
+    if (table) {
+      int off, shifts;
+      Ix::pack(t, off, shifts);
+      t = Ix::unpack(off, shifts);
+    }
+    taps.push_back(t);
+  }
+  for (int g = 0; g < G::G; ++g)
+    for (int m = 0; m < M + 3; ++m) {  // rows past M (a partial tile) must gather nothing
+      const typename Ix::Row row = nhwc ? Ix::row_nhwc(s, m, g) : Ix::row(s, m, g);
+      std::vector<double> a(static_cast<size_t>(k_pad), 0.0);
+      for (int k = 0; k < k_pad; ++k) {
+        if (!Ix::inside(s, row, taps[static_cast<size_t>(k)])) continue;
+        EXPECT_LT(m, M);
+        EXPECT_LT(k, K);
+        const long long off = Ix::offset(row, taps[static_cast<size_t>(k)]);
+        EXPECT_GE(off, 0);
+        EXPECT_LT(off, static_cast<long long>(x.size()));
+        if (off < 0 || off >= static_cast<long long>(x.size())) return y;
+        a[static_cast<size_t>(k)] = x[static_cast<size_t>(off)];
+      }
+      if (m >= M) continue;
+      const long long pixel = Ix::out_pixel(s, m);
+      for (int n = 0; n < OCg; ++n) {
+        double acc = 0;
+        const float* wg = w.data() + static_cast<size_t>(g) * OCg * K;
+        for (int k = 0; k < K; ++k) acc += a[static_cast<size_t>(k)] * wg[static_cast<size_t>(n) * K + k];
+        const long long idx = Ix::out_index(s, pixel, g * OCg + n);
+        y[static_cast<size_t>(idx)] = acc;
+        ++writes[static_cast<size_t>(idx)];
+      }
+    }
+  return y;
+}
+
+template <typename G>
+void check(int n, int c, int h, int w, int oc) {
+  const int oh = (h + 2 * G::PH - G::DH * (G::KH - 1) - 1) / G::SH + 1;
+  const int ow = (w + 2 * G::PW - G::DW * (G::KW - 1) - 1) / G::SW + 1;
+  const kevo::ConvShape s{n, c, h, w, oc, oh, ow};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x(static_cast<size_t>(n) * c * h * w), wt(static_cast<size_t>(oc) * (c / G::G) * G::KH * G::KW);
+  for (float& v : x) v = u(rng);
+  for (float& v : wt) v = u(rng);
+  const std::vector<double> want = direct<G>(s, x, wt);
+  for (bool nhwc : {false, true})
+    for (bool table : {false, true}) {
+      std::vector<int> writes;
+      const std::vector<double> got = implicit_gemm<G>(s, x, wt, table, nhwc, writes);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(writes[i], 1) << "y[" << i << "] written " << writes[i] << " times (table " << table << ", nhwc " << nhwc << ")";
+        ASSERT_NEAR(got[i], want[i], 1e-9) << "y[" << i << "] (table " << table << ", nhwc " << nhwc << ")";
+      }
+    }
+}
+
+TEST(ConvIndexHost, PlainThreeByThree) { check<Geo<3, 3, 1, 1, 0, 0, 1, 1, 1>>(2, 8, 16, 16, 16); }
+TEST(ConvIndexHost, StridePaddingDilationGroupsOnOddSizes) { check<Geo<3, 3, 2, 2, 1, 1, 2, 2, 4>>(3, 8, 13, 11, 12); }
+TEST(ConvIndexHost, StemSevenBySevenStrideTwoPaddingThree) { check<Geo<7, 7, 2, 2, 3, 3, 1, 1, 1>>(1, 3, 15, 13, 8); }
+TEST(ConvIndexHost, UnequalStridesAndPaddingAlongHeightAndWidth) { check<Geo<2, 5, 3, 1, 1, 2, 1, 3, 2>>(2, 4, 10, 17, 6); }
+TEST(ConvIndexHost, DepthwiseGroups) { check<Geo<3, 3, 1, 1, 1, 1, 1, 1, 6>>(2, 6, 7, 9, 6); }
+TEST(ConvIndexHost, Conv1dAsHeightOne) { check<Geo<1, 5, 1, 1, 0, 2, 1, 1, 1>>(2, 3, 1, 19, 4); }
+
+}  // namespace

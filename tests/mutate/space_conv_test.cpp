@@ -1,0 +1,251 @@
+// The conv family as the search relies on it: conv2d (and conv1d) tasks get a conv space beside the
+// library's, with the graph's strides, padding, dilation and groups fixed in the generated code and
+// the elementwise tail in the epilogue; the space is large; reduced precision only where the
+// tolerance admits it; weights whose rows are not whole 16-byte chunks are copied 4 bytes at a
+// time; the NHWC layout's plan copies x and the weight first; sampled genomes compile with NVRTC
+// for sm_90a and sm_100a and (cuobjdump) run their products on the tensor cores.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+#include "core/candidate.h"
+#include "core/task.h"
+#include "eval/builder.h"
+#include "mutate/space.h"
+
+namespace kevo::mutate {
+namespace {
+
+const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
+
+// The convolution tasks: the development task, its 16-bit versions and the test contracts of
+// strides, groups, odd K and conv1d.
+const std::vector<std::string>& conv_tasks() {
+  static const std::vector<std::string> files = {
+      "tasks/14_conv2d_relu_bias.json", "tasks/half/conv2d_relu_bias_bf16.json", "tasks/half/conv2d_relu_bias_fp16.json",
+      "tests/data/tasks/conv2d_strided_grouped.json", "tests/data/tasks/conv2d_rgb_stem.json",
+      "tests/data/tasks/conv1d_gelu.json"};
+  return files;
+}
+
+// Genomes compiled per task and architecture here; KEVO_CONV_SAMPLES raises it (bench/conv_space.sh: 200).
+int samples() {
+  const char* s = std::getenv("KEVO_CONV_SAMPLES");
+  return s ? std::max(1, std::atoi(s)) : 1;
+}
+
+std::unique_ptr<DesignSpace> conv_space(const Task& task, const std::string& arch = "") {
+  for (auto& s : lower(task, arch))
+    if (s->manifest().family == "conv") return std::move(s);
+  return nullptr;
+}
+
+int64_t value(const DesignSpace& s, const Genome& g, const std::string& knob) {
+  return g.values[static_cast<size_t>(s.manifest().knob(knob))];
+}
+void set(const DesignSpace& s, Genome& g, const std::string& knob, int64_t v) {
+  g.values[static_cast<size_t>(s.manifest().knob(knob))] = v;
+}
+
+std::optional<Genome> find_genome_with(const DesignSpace& s, const std::string& knob, int64_t v, std::mt19937_64& rng) {
+  for (int i = 0; i < 20000; ++i) {
+    Genome g = s.random_genome(rng);
+    if (value(s, g, knob) == v) return g;
+  }
+  return std::nullopt;
+}
+Genome genome_with(const DesignSpace& s, const std::string& knob, int64_t v, std::mt19937_64& rng) {
+  if (auto g = find_genome_with(s, knob, v, rng)) return *g;
+  ADD_FAILURE() << s.id() << ": no legal genome with " << knob << "=" << v;
+  return s.random_genome(rng);
+}
+
+TEST(ConvSpaces, TaskFourteenGetsAConvSpaceBesideTheLibrarysWithItsTailInTheEpilogue) {
+  Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  std::set<std::string> ids;
+  for (const auto& s : lower(task)) ids.insert(s->id());
+  EXPECT_EQ(ids, (std::set<std::string>{"library/cudnn_conv2d", "conv/conv2d"}));
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(14);
+  const std::string text = s->render(s->random_genome(rng));
+  // relu(conv(x, W) + b) + bias2[Co, 1, 1]: the bias and bias2 per channel, the relu between.
+  EXPECT_NE(text.find("acc + kevo::load_float(p.in_bias_bias + ch);"), std::string::npos) << text;
+  EXPECT_NE(text.find("kevo::load_float(p.in_bias2 + ch)"), std::string::npos);
+  EXPECT_NE(text.find("fmaxf"), std::string::npos);
+  EXPECT_NE(text.find("KH = 3, KW = 3, SH = 1, SW = 1, PH = 0, PW = 0, DH = 1, DW = 1, G = 1;"), std::string::npos);
+}
+
+// The graph's stride, padding, dilation and groups reach the generated geometry; the groups are
+// the grid's second dim; a residual of y's shape is read at y's index.
+TEST(ConvSpaces, StridesPaddingDilationAndGroupsAreTheGraphs) {
+  Task task = load_task(kRoot + "tests/data/tasks/conv2d_strided_grouped.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(2);
+  const Genome g = genome_with(*s, "kLayout", 0, rng);  // the convolution alone (NHWC adds two copies first)
+  const std::string text = s->render(g);
+  EXPECT_NE(text.find("KH = 3, KW = 3, SH = 2, SW = 2, PH = 1, PW = 1, DH = 2, DW = 2, G = 4;"), std::string::npos) << text;
+  EXPECT_NE(text.find("kevo::load_float(p.in_r + idx)"), std::string::npos);
+  EXPECT_NE(text.find("kevo::load_float(p.in_scale + ch)"), std::string::npos);
+  Candidate c = parse_candidate(text, g.to_string() + ".cu", task);
+  ASSERT_EQ(c.plan.steps.size(), 1u);
+  EXPECT_EQ(std::get<KernelStep>(c.plan.steps[0].op).grid.size(), 2u);
+  // Tiles of the pixels N * OH * OW times tiles of the 64 / 4 channels of a group, by the 4 groups.
+  EXPECT_NE(text.find("\"grid\":[\"((N * (((H - 3) // 2 + 1)) * (((W - 3) // 2 + 1)) + "), std::string::npos) << text;
+  EXPECT_NE(text.find("((64 // 4 + " + std::to_string(value(*s, g, "kBN") - 1) + ") // " + std::to_string(value(*s, g, "kBN")) +
+                      ")\",4],\"kernel\":\"kevo_conv\""),
+            std::string::npos)
+      << text;
+}
+
+TEST(ConvSpaces, TaskFourteensSpaceHasWellOverAHundredThousandLegalGenomes) {
+  Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  EXPECT_GT(estimate_legal(*s, 20000), 2e5);
+}
+
+// 3xbf16 at task 14's 1e-4, plain TF32 never there (K = 576 would need rtol >= 0.012); 16-bit
+// operands take native products.
+TEST(ConvSpaces, ReducedPrecisionIsOfferedOnlyWhereTheToleranceAdmitsIt) {
+  std::mt19937_64 rng(3);
+  Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->legal(genome_with(*s, "kPrecision", 3, rng)));
+  Genome g = genome_with(*s, "kPrecision", 0, rng);
+  set(*s, g, "kPrecision", 1);
+  std::string why;
+  EXPECT_FALSE(s->legal(g, &why));
+  EXPECT_NE(why.find("plain TF32 misses the task's tolerance"), std::string::npos) << why;
+  Task half = load_task(kRoot + "tasks/half/conv2d_relu_bias_bf16.json");
+  auto h = conv_space(half);
+  ASSERT_NE(h, nullptr);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*h, h->random_genome(rng), "kPrecision"), 2);
+}
+
+// K = 3 * 7 * 7 = 147 fp32 taps: weight rows are not whole 16-byte chunks, so only 4-byte copies.
+TEST(ConvSpaces, WeightsWithOddKAreCopiedFourBytesAtATime) {
+  Task task = load_task(kRoot + "tests/data/tasks/conv2d_rgb_stem.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(value(*s, s->random_genome(rng), "kWeightCopy"), 4);
+  Task t14 = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  EXPECT_TRUE(conv_space(t14)->legal(genome_with(*conv_space(t14), "kWeightCopy", 16, rng)));
+}
+
+// The NHWC layout: the plan copies x and the weight into scratch first and the convolution reads
+// the copies; offered only where a group's channels are whole 16-byte chunks (not for 3 channels).
+TEST(ConvSpaces, TheNhwcLayoutCopiesXAndTheWeightFirst) {
+  Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(6);
+  auto plan = [&](const Genome& g) {
+    Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+    std::vector<std::string> names;
+    for (const auto& step : c.plan.steps) names.push_back(std::get<KernelStep>(step.op).kernel);
+    return std::make_pair(names, c.plan.buffers.size());
+  };
+  EXPECT_EQ(plan(genome_with(*s, "kLayout", 1, rng)),
+            std::make_pair(std::vector<std::string>{"kevo_conv_x_nhwc", "kevo_conv_w_nhwc", "kevo_conv"}, size_t{2}));
+  EXPECT_EQ(plan(genome_with(*s, "kLayout", 0, rng)), std::make_pair(std::vector<std::string>{"kevo_conv"}, size_t{0}));
+  const std::string text = s->render(genome_with(*s, "kLayout", 1, rng));
+  EXPECT_NE(text.find("\"args\":[\"conv_x_nhwc\",\"conv_w_nhwc\",\"y\""), std::string::npos) << text;
+
+  Task stem = load_task(kRoot + "tests/data/tasks/conv2d_rgb_stem.json");
+  auto t = conv_space(stem);
+  ASSERT_NE(t, nullptr);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(value(*t, t->random_genome(rng), "kLayout"), 0);
+}
+
+TEST(ConvSpaces, Conv1dIsAConv2dOfHeightOne) {
+  Task task = load_task(kRoot + "tests/data/tasks/conv1d_gelu.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->id(), "conv/conv1d");
+  std::mt19937_64 rng(5);
+  const std::string text = s->render(s->random_genome(rng));
+  EXPECT_NE(text.find("KH = 1, KW = 5, SH = 1, SW = 1, PH = 0, PW = 2, DH = 1, DW = 1, G = 1;"), std::string::npos) << text;
+  // N, C, H = 1, W = L, OC, OH = 1, OW = L.
+  EXPECT_NE(text.find("{\"int\":\"N\"},{\"int\":\"12\"},{\"int\":\"1\"},{\"int\":\"L\"},{\"int\":\"48\"},{\"int\":\"1\"},{\"int\":\"L\"}"),
+            std::string::npos)
+      << text;
+}
+
+// cuobjdump: $KEVO_CUOBJDUMP, the toolkit's, or the PyPI wheels in .deps/cuda-tools; "" when none.
+std::string cuobjdump() {
+  std::vector<std::string> places;
+  if (const char* e = std::getenv("KEVO_CUOBJDUMP")) places.push_back(e);
+  const std::string nvcc = KEVO_NVCC;
+  if (const size_t slash = nvcc.rfind('/'); slash != std::string::npos) places.push_back(nvcc.substr(0, slash) + "/cuobjdump");
+  places.push_back(kRoot + ".deps/cuda-tools/nvidia/cu13/bin/cuobjdump");
+  for (const std::string& p : places)
+    if (access(p.c_str(), X_OK) == 0) return p;
+  return "";
+}
+
+int count_sass(const std::string& tool, const std::string& cubin, const std::string& opcode) {
+  const std::string file = ::testing::TempDir() + "kevo_conv_" + std::to_string(getpid()) + ".cubin";
+  std::ofstream(file, std::ios::binary) << cubin;
+  const std::string dir = tool.substr(0, tool.rfind('/'));
+  const std::string cmd = "PATH=\"" + dir + ":$PATH\" \"" + tool + "\" -sass " + file + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  int n = 0;
+  char line[4096];
+  while (p && fgets(line, sizeof line, p))
+    if (std::string(line).find(" " + opcode + ".") != std::string::npos) ++n;
+  if (p) pclose(p);
+  std::remove(file.c_str());
+  return n;
+}
+
+// The CPU acceptance in small (bench/conv_space.sh runs it with 200 genomes per task and
+// architecture): genomes legal on each architecture compile there; on sm_90a an NCHW and an NHWC
+// instance of each task show HMMA in their SASS.
+TEST(ConvSpaces, SampledGenomesCompileForHopperAndBlackwellOnTheTensorCores) {
+  const std::string tool = cuobjdump();
+  std::mt19937_64 rng(20261203);
+  for (const std::string& file : conv_tasks()) {
+    Task task = load_task(kRoot + file);
+    for (const std::string arch : {"sm_90a", "sm_100a"}) {
+      auto s = conv_space(task, arch);
+      ASSERT_NE(s, nullptr) << file;
+      // On sm_90a, an instance of each layout (where the task has it) has its SASS checked.
+      std::vector<Genome> genomes;
+      if (arch == "sm_90a")
+        for (int layout : {0, 1})
+          if (auto g = find_genome_with(*s, "kLayout", layout, rng)) genomes.push_back(*g);
+      const size_t checked = genomes.size();
+      for (int i = 0; i < samples(); ++i) genomes.push_back(s->random_genome(rng));
+      for (size_t i = 0; i < genomes.size(); ++i) {
+        const Genome& g = genomes[i];
+        Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+        eval::BuildRequest req;
+        req.source = c.source;
+        req.name_expressions = c.kernel_names();
+        req.arch = arch;
+        req.use_cache = false;
+        eval::BuildResult r = eval::build(req);
+        ASSERT_EQ(r.status, eval::BuildStatus::Ok) << file << " " << g.to_string() << " " << arch << ": " << r.error << "\n"
+                                                   << r.log;
+        if (i < checked && !tool.empty()) {
+          EXPECT_GT(count_sass(tool, r.cubin, "HMMA"), 0) << file << " " << g.to_string();
+        }
+      }
+    }
+  }
+  if (tool.empty()) GTEST_SKIP() << "compiled; no cuobjdump (toolkit or .deps/cuda-tools) for the SASS check";
+}
+
+}  // namespace
+}  // namespace kevo::mutate
