@@ -109,6 +109,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tg);
 // rtol >= 2^-11 * sqrt(K) at this K, 3xbf16 where rtol >= 2^-16.
 bool tf32_admitted(const Task& task, int64_t k);
 bool bf16x3_admitted(const Task& task);
+// tf32_admitted as an expression over the axes, for a shape-general export's conditions: 1 or 0.
+std::string tf32_admitted_expr(const Task& task, bool fp32, const std::string& k);
 // The baseline every task has (space_generic.cpp). lower() offers it where no other family
 // serves the task or theirs hold fewer than 100 legal genomes, or for every task when
 // KEVO_GENERIC=everywhere (generic_everywhere()).

@@ -243,6 +243,35 @@ int64_t spatial_attr(const Node& n, const std::string& key, int spatial, int d, 
   return v[std::min(static_cast<size_t>(d), v.size() - 1)];
 }
 
+// The facts as expressions over the axes, and what the checks below demand of every workload as
+// conditions, so that an exported kernel runs on every shape they admit (docs/export.md).
+void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const Geometry& ge, bool fp32,
+                        int64_t kmax, DesignSpace& s) {
+  const int rank = sp + 2;
+  const std::string G = std::to_string(ge.groups), C = tg.dim(x, 1), OC = tg.dim(y, 1);
+  const std::string H = sp == 1 ? "1" : tg.dim(x, 2), W = tg.dim(x, rank - 1);
+  const std::string M = paren(tg.dim(y, 0)) + (sp == 1 ? "" : " * " + paren(tg.dim(y, 2))) + " * " + paren(tg.dim(y, rank - 1));
+  const std::string K = paren(C) + " // " + G + " * " + std::to_string(ge.kh * ge.kw);
+  s.express("m", M);
+  s.express("n", paren(OC) + " // " + G);
+  s.express("k", K);
+  s.express("cg", paren(C) + " // " + G);
+  s.express("kmax", std::to_string(kmax));
+  for (const char* flag : {"fp32", "elem_bytes", "bf16x3_ok"})  // of the dtypes and the tolerance
+    s.express(flag, std::to_string(s.facts().front().at(flag)));
+  s.express("tf32_ok", tf32_admitted_expr(tg.task(), fp32, K));
+  if (sp == 2) s.assume({tg.dim(w, 2), "==", std::to_string(ge.kh), "the kernel's height is a constant of the source"});
+  s.assume({tg.dim(w, rank - 1), "==", std::to_string(ge.kw), "the kernel's width is a constant of the source"});
+  s.assume({paren(C) + " % " + G, "==", "0", "channels split evenly into groups"});
+  s.assume({paren(OC) + " % " + G, "==", "0", "output channels split evenly into groups"});
+  s.assume({K, "<=", std::to_string(kmax), "the tap table holds the largest K measured"});
+  s.assume({H, "<", "16384", "coordinates below the gather's sentinel"});
+  s.assume({W, "<", "16384", "coordinates below the gather's sentinel"});
+  s.assume({M, "<", "2147483648", "32-bit pixel offsets"});
+  s.assume({paren(C) + " * " + paren(H) + " * " + paren(W), "<", "2147483648", "32-bit offsets into an image"});
+  if (s.facts().front().at("elem_bytes") == 2) s.assume({K + " % 2", "==", "0", "16-bit weights copied 4 bytes at a time"});
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
@@ -332,7 +361,10 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
     f["bf16x3_ok"] = m.elem == DType::Float32 && bf16x3_admitted(tg.task());
   }
   std::vector<std::unique_ptr<DesignSpace>> out;
+  const int x = m.x, wt = m.w;
+  const bool fp32 = m.elem == DType::Float32;
   out.push_back(std::make_unique<ConvSpace>(tgp, std::move(m), std::move(facts), kmax));
+  express_conv_facts(tg, x, wt, o, sp, ge, fp32, kmax, *out.back());
   return out;
 }
 

@@ -293,6 +293,13 @@ bool tf32_admitted(const Task& task, int64_t k) { return task.tolerance.rtol >= 
 // product, unbiased (round to nearest), so it is offered where rtol covers that much; the
 // evaluator's correctness checks on every workload decide, as for every genome.
 bool bf16x3_admitted(const Task& task) { return task.tolerance.rtol >= std::ldexp(1.0, -16); }
+// K <= bound (TF32's error grows with sqrt(K)): 1 or 0 as (bound // K + bound) // (bound + 1).
+std::string tf32_admitted_expr(const Task& task, bool fp32, const std::string& k) {
+  const double root = task.tolerance.rtol / std::ldexp(1.0, -11);
+  const int64_t bound = root * root >= 9e18 ? INT64_MAX / 4 : static_cast<int64_t>(root * root);
+  if (bound < 1 || !fp32) return "0";
+  return "(" + std::to_string(bound) + " // " + k + " + " + std::to_string(bound) + ") // " + std::to_string(bound + 1);
+}
 
 std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) {
   std::vector<std::unique_ptr<DesignSpace>> none;
@@ -370,13 +377,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) {
   s.express("k", K);
   for (const char* flag : {"fp32", "elem_bytes", "b_kmajor", "bf16x3_ok"})  // of the dtypes and the tolerance
     s.express(flag, std::to_string(s.facts().front().at(flag)));
-  // tf32_ok is K <= bound (TF32's error grows with sqrt(K)): 1 or 0 as (bound // K + bound) // (bound + 1).
-  const double root = tg.task().tolerance.rtol / std::ldexp(1.0, -11);
-  const int64_t bound = root * root >= 9e18 ? INT64_MAX / 4 : static_cast<int64_t>(root * root);
-  const bool fp32 = s.facts().front().at("fp32") == 1;
-  s.express("tf32_ok", bound < 1 || !fp32 ? "0"
-                                 : "(" + std::to_string(bound) + " // " + K + " + " + std::to_string(bound) + ") // " +
-                                       std::to_string(bound + 1));
+  s.express("tf32_ok", tf32_admitted_expr(tg.task(), s.facts().front().at("fp32") == 1, K));
   // The loads' and stores' sizes checked above for every workload, for every shape.
   s.assume({"(" + K + ") % " + std::to_string(16 / e), "==", "0", "16-byte loads along K"});
   s.assume({"(" + N + ") % 2", "==", "0", "stores write pairs of columns"});
