@@ -7,10 +7,17 @@
 #include <sstream>
 
 #include "mutate/families.h"
+#include "mutate/mma_lowering.h"
 
 namespace kevo::mutate {
 
 namespace {
+
+using mma::element_bytes;
+using mma::element_type;
+using mma::is_float;
+using mma::paren;
+using mma::scratch_name;
 
 const ValueInfo& info(const Graph& g, int v) { return g.values[static_cast<size_t>(v)]; }
 
@@ -38,28 +45,6 @@ struct Mapping {
   Region tail;
   std::vector<TailInput> inputs;  // the conv's bias first
 };
-
-const char* element_type(DType d) {
-  return d == DType::BFloat16 ? "kevo::bf16" : d == DType::Float16 ? "kevo::fp16" : "float";
-}
-int element_bytes(DType d) { return d == DType::Float32 ? 4 : 2; }
-bool is_float(DType d) { return d == DType::Float32 || d == DType::BFloat16 || d == DType::Float16; }
-// The kernel's own scratch names never collide with the contract's inputs and outputs.
-std::string scratch_name(const Task& task, std::string name) {
-  auto taken = [&](const std::string& n) {
-    for (const auto& t : task.inputs)
-      if (t.name == n) return true;
-    for (const auto& t : task.outputs)
-      if (t.name == n) return true;
-    return false;
-  };
-  while (taken(name)) name += "_";
-  return name;
-}
-
-std::string paren(const std::string& e) {
-  return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
-}
 
 class ConvSpace : public DesignSpace {
  public:
