@@ -15,6 +15,10 @@ bool ShapeCondition::holds(const std::map<std::string, int64_t>& axes) const {
   } catch (const std::invalid_argument&) {
     return false;
   }
+  return compare(a, op, b);
+}
+
+bool compare(int64_t a, const std::string& op, int64_t b) {
   if (op == "<=") return a <= b;
   if (op == "<") return a < b;
   if (op == ">=") return a >= b;

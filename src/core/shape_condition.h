@@ -9,6 +9,10 @@
 
 namespace kevo {
 
+// a OP b for op one of <= < >= > == != (anything else reads as !=): a shape condition's and a
+// manifest constraint's comparison.
+bool compare(int64_t a, const std::string& op, int64_t b);
+
 // lhs OP rhs, both integer expressions over the task's axes (AxisExpr's grammar).
 struct ShapeCondition {
   std::string lhs, op, rhs;  // op: <= < >= > == !=

@@ -8,17 +8,12 @@
 
 #include "core/json_doc.h"
 #include "core/sha256.h"
+#include "core/shape_condition.h"
 
 namespace kevo::mutate {
 
 bool Constraint::holds(const std::map<std::string, int64_t>& values) const {
-  int64_t a = lhs.eval(values), b = rhs.eval(values);
-  if (op == "<=") return a <= b;
-  if (op == "<") return a < b;
-  if (op == ">=") return a >= b;
-  if (op == ">") return a > b;
-  if (op == "==") return a == b;
-  return a != b;
+  return compare(lhs.eval(values), op, rhs.eval(values));
 }
 
 std::string Knob::enumerator(int64_t v) const {
