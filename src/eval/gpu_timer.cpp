@@ -286,6 +286,9 @@ Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream
       }
       if (gated) gate.open();
       check_cuda(api.cuStreamSynchronize(stream), "the timed work");
+      // A library may fork work onto streams of its own (cuDNN's grouped convolutions do); the
+      // whole context is idle before the records are read, so the span covers that work too.
+      check_cuda(api.cuCtxSynchronize(), "the timed work on every stream");
       RunKernels run = take_kernels(device, stream_id);
       if (run.count + run.copies == 0) throw std::runtime_error("CUPTI recorded no kernel or copy in a timed run");
       float event_ms = 0;
