@@ -2,7 +2,10 @@
 // legal genomes of every space of every development task (and of the test contracts in
 // tests/data/tasks/, such as batch norm and pooling), plus named corners of some spaces, rendered,
 // built for this GPU and evaluated by the runner (fresh inputs, poisoned outputs, guard bytes,
-// timed-run check). KEVO_TEMPLATE_GPU_TASKS=a,b keeps only the tasks of those names.
+// timed-run check). KEVO_TEMPLATE_GPU_TASKS=a,b keeps only the tasks of those names;
+// KEVO_TEMPLATE_GPU_DIRS=/a,/b reads the contracts of those folders instead (imported KernelBench
+// problems, say), and KEVO_TEMPLATE_GPU_SHARD=i/n keeps every n-th contract from the i-th, so that a
+// long sweep can be spread over several runs.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -16,6 +19,7 @@
 #include "core/error.h"
 #include "core/task.h"
 #include "eval/builder.h"
+#include "eval/compile_pool.h"
 #include "eval/cuda_api.h"
 #include "eval/cuda_driver.h"
 #include "eval/runner.h"
@@ -82,6 +86,49 @@ bool asked_past_the_list(const Measurement& m, int64_t algo) {
   return asked == algo && listed >= 0 && asked >= listed;
 }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at <= text.size();) {
+    size_t end = std::min(text.find(',', at), text.size());
+    if (end > at) out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+// The contracts to sample: every .json of the development and test folders, or of the folders
+// KEVO_TEMPLATE_GPU_DIRS names; each folder's files in name order.
+std::vector<std::string> contract_files() {
+  std::vector<std::string> folders = {kRoot + "tasks", kRoot + "tests/data/tasks"};
+  if (const char* dirs = std::getenv("KEVO_TEMPLATE_GPU_DIRS")) folders = split_list(dirs);
+  std::vector<std::string> files;
+  for (const std::string& folder : folders) {
+    std::vector<std::string> in_folder;
+    DIR* d = opendir(folder.c_str());
+    EXPECT_NE(d, nullptr) << "cannot read the folder " << folder;
+    for (dirent* e; d && (e = readdir(d));)
+      if (std::string n = e->d_name; n.size() > 5 && n.substr(n.size() - 5) == ".json") in_folder.push_back(folder + "/" + n);
+    if (d) closedir(d);
+    std::sort(in_folder.begin(), in_folder.end());
+    files.insert(files.end(), in_folder.begin(), in_folder.end());
+  }
+  return files;
+}
+
+// Every n-th file from the i-th, for KEVO_TEMPLATE_GPU_SHARD=i/n (all of them without it).
+std::vector<std::string> shard(const std::vector<std::string>& files) {
+  const char* spec = std::getenv("KEVO_TEMPLATE_GPU_SHARD");
+  int i = 0, n = 1;
+  if (!spec) return files;
+  if (std::sscanf(spec, "%d/%d", &i, &n) != 2 || n < 1 || i < 0 || i >= n) {
+    ADD_FAILURE() << "KEVO_TEMPLATE_GPU_SHARD=" << spec << ": expected i/n with 0 <= i < n";
+    return {};
+  }
+  std::vector<std::string> out;
+  for (size_t k = static_cast<size_t>(i); k < files.size(); k += static_cast<size_t>(n)) out.push_back(files[k]);
+  return out;
+}
+
 mutate::Genome genome_of(const mutate::DesignSpace& s, const std::map<std::string, int64_t>& values) {
   mutate::Genome g{s.id(), {}};
   for (const mutate::Knob& k : s.knobs()) {
@@ -97,17 +144,7 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   const char* env = std::getenv("KEVO_TEMPLATE_GPU_SAMPLES");
   const int per_space = env ? std::max(1, std::atoi(env)) : 3;
 
-  std::vector<std::string> files;  // relative to the root
-  for (const char* folder : {"tasks", "tests/data/tasks"}) {
-    std::vector<std::string> in_folder;
-    DIR* d = opendir((kRoot + folder).c_str());
-    for (dirent* e; d && (e = readdir(d));)
-      if (std::string n = e->d_name; n.size() > 5 && n.substr(n.size() - 5) == ".json")
-        in_folder.push_back(std::string(folder) + "/" + n);
-    if (d) closedir(d);
-    std::sort(in_folder.begin(), in_folder.end());
-    files.insert(files.end(), in_folder.begin(), in_folder.end());
-  }
+  const std::vector<std::string> files = shard(contract_files());
   const char* only = std::getenv("KEVO_TEMPLATE_GPU_TASKS");
 
   EvalOptions o;
@@ -120,12 +157,19 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   std::mt19937_64 rng(7);
   std::vector<Task> tasks(files.size());
   std::vector<EvalJob> jobs;
+  std::vector<BuildRequest> requests;  // one per job
   std::vector<std::string> labels;
   std::vector<int64_t> algos;  // each job's kAlgo (cuBLASLt's list index), or -2 without one
   for (size_t t = 0; t < files.size(); ++t) {
-    tasks[t] = load_task(kRoot + files[t]);
-    if (only && ("," + std::string(only) + ",").find("," + tasks[t].name + ",") == std::string::npos) continue;
-    auto spaces = mutate::lower(tasks[t], ev.arch());  // the knob values legal on this GPU (wgmma: sm_90a)
+    std::vector<std::unique_ptr<mutate::DesignSpace>> spaces;
+    try {
+      tasks[t] = load_task(files[t]);
+      if (only && ("," + std::string(only) + ",").find("," + tasks[t].name + ",") == std::string::npos) continue;
+      spaces = mutate::lower(tasks[t], ev.arch());  // the knob values legal on this GPU (wgmma: sm_90a)
+    } catch (const InputError& e) {
+      ADD_FAILURE() << files[t] << ": " << e.what();
+      continue;
+    }
     EXPECT_FALSE(spaces.empty()) << files[t];
     for (const auto& s : spaces) {
       std::vector<mutate::Genome> genomes;
@@ -148,7 +192,7 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
         req.name_expressions = j.candidate.kernel_names();
         req.arch = ev.arch();
         req.use_cache = false;
-        j.build = build(req);
+        requests.push_back(std::move(req));
         jobs.push_back(std::move(j));
         labels.push_back(tasks[t].name + " " + g.to_string());
         const int algo = s->manifest().knob("kAlgo");
@@ -156,6 +200,10 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
       }
     }
   }
+  CompilePoolConfig compile;  // NVRTC in worker processes, one per core, as a campaign builds
+  compile.kevo_binary = KEVO_BINARY;
+  std::vector<BuildResult> builds = CompilePool(compile).build_all(requests);
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].build = std::move(builds[i]);
   std::vector<Measurement> ms = ev.evaluate(jobs);
   ASSERT_EQ(ms.size(), jobs.size());
   ASSERT_FALSE(ms.empty()) << "no instance measured (KEVO_TEMPLATE_GPU_TASKS matches no task?)";
