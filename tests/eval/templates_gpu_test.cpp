@@ -4,8 +4,9 @@
 // built for this GPU and evaluated by the runner (fresh inputs, poisoned outputs, guard bytes,
 // timed-run check). KEVO_TEMPLATE_GPU_TASKS=a,b keeps only the tasks of those names;
 // KEVO_TEMPLATE_GPU_DIRS=/a,/b reads the contracts of those folders instead (imported KernelBench
-// problems, say), and KEVO_TEMPLATE_GPU_SHARD=i/n keeps every n-th contract from the i-th, so that a
-// long sweep can be spread over several runs.
+// problems, say), KEVO_TEMPLATE_GPU_SHARD=i/n keeps every n-th contract from the i-th, so that a
+// long sweep can be spread over several runs, and KEVO_TEMPLATE_GPU_TRIALS=n sets the correctness
+// trials per workload (and shortens the timing).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -150,8 +151,9 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   EvalOptions o;
   o.kevo_binary = KEVO_BINARY;
   o.gpus = {0};
-  o.trials = 2;
-  o.max_seconds = 0.3;
+  const char* trials = std::getenv("KEVO_TEMPLATE_GPU_TRIALS");  // a sweep: 1 trial, a shorter timing
+  o.trials = trials ? std::max(1, std::atoi(trials)) : 2;
+  o.max_seconds = trials ? 0.1 : 0.3;
   o.min_reps = 5;
   Runner ev(o);
   std::mt19937_64 rng(7);
