@@ -396,8 +396,13 @@ std::vector<std::unique_ptr<DesignSpace>> lower_split(const TaskGraphPtr& tgp) {
   if (end == tg.output()) return none;  // the gemm family takes the whole graph
   // The longest prefix first; where its tail does not fit the gemm epilogue, the bare GEMM.
   for (int v : {end, t}) {
-    auto out = split_at(tgp, v);
-    if (!out.empty()) return out;
+    try {
+      auto out = split_at(tgp, v);
+      if (!out.empty()) return out;
+    } catch (const std::exception&) {
+      // A side the families cannot lower (a size no axis expression matches): no split here, and
+      // the task keeps the spaces it had.
+    }
     if (v == t) break;
   }
   return none;
