@@ -20,6 +20,10 @@ namespace kevo::mutate {
 class TaskGraph {
  public:
   explicit TaskGraph(const Task& task);
+  // A graph derived from another task's (space_split.cpp: the GEMM-led prefix, or the rest that
+  // reads its result as an input): `task` declares the graph's inputs and outputs in order, and
+  // the graphs (one per workload of `task`) are given rather than interpreted from its reference.
+  TaskGraph(std::shared_ptr<const Task> task, std::vector<Graph> graphs);
   const Task& task() const { return task_; }
   const Graph& graph(size_t w = 0) const { return graphs_[w]; }
   size_t workloads() const { return graphs_.size(); }
@@ -37,6 +41,9 @@ class TaskGraph {
   int output() const { return graph().outputs.front(); }
 
  private:
+  void collect_expressions();
+
+  std::shared_ptr<const Task> owned_;  // a derived task's (empty for a contract's)
   const Task& task_;
   std::vector<Graph> graphs_;
   std::vector<std::pair<std::string, std::vector<int64_t>>> candidates_;  // expression, value per workload
@@ -104,7 +111,13 @@ std::vector<std::unique_ptr<DesignSpace>> lower_reduce_scalar(const TaskGraphPtr
 std::vector<std::unique_ptr<DesignSpace>> lower_pool(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tg);
+// The same, with the epilogue also writing per-(row, N tile) exp statistics of the finished
+// tile (templates/gemm/row_stats.cuh) into the plan's buffer `row_stats` ([M, tiles_n, 2] fp32).
+std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGraphPtr& tg, const std::string& row_stats);
 std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tg);
+// A GEMM-led prefix, then a rest that another family lowers, through an fp32 scratch buffer
+// (space_split.cpp): where the gemm family's epilogue cannot take the whole graph.
+std::vector<std::unique_ptr<DesignSpace>> lower_split(const TaskGraphPtr& tg);
 // The tensor-core families' precision gates (space_gemm.cpp, docs/templates.md): plain TF32 where
 // rtol >= 2^-11 * sqrt(K) at this K, 3xbf16 where rtol >= 2^-16.
 bool tf32_admitted(const Task& task, int64_t k);

@@ -38,6 +38,7 @@ struct Mapping {
   DType elem = DType::Float32, out = DType::Float32;
   Region tail;                    // from t (and the contract's inputs) to the output
   std::vector<TailInput> inputs;  // the tail's inputs other than t; the linear's bias first
+  std::string row_stats;          // the plan's buffer of per-(row, N tile) exp statistics, or ""
 };
 
 class GemmSpace : public DesignSpace {
@@ -97,13 +98,19 @@ class GemmSpace : public DesignSpace {
       src << ", int* turns";
       args.push_back(turns);
     }
+    const bool stats = !m_.row_stats.empty();
+    if (stats) {
+      src << ", kevo::ExpStat* row_part";
+      args.push_back(m_.row_stats);
+    }
     src << tail_parameters(args) << ", int M, int N, int K) {\n";
     src << "  const kevo::GemmOperands<" << T << ", " << TOut << "> op{a, b, y, " << (serial || second_kernel ? "ws" : "nullptr")
         << ", " << (serial ? "turns" : "nullptr") << ", M, N, K};\n";
+    const std::string with_stats = stats ? ", kevo::RowExpStats>" : ">", stats_init = stats ? ", kevo::RowExpStats::Params{row_part}" : "";
     if (tma)
-      src << "  kevo::gemm_tma<Config, Tail>(op, tma_a, tma_b, " << tail_params_init() << ");\n}\n";
+      src << "  kevo::gemm_tma<Config, Tail" << with_stats << "(op, tma_a, tma_b, " << tail_params_init() << stats_init << ");\n}\n";
     else
-      src << "  kevo::gemm<Config, Tail>(op, " << tail_params_init() << ");\n}\n";
+      src << "  kevo::gemm<Config, Tail" << with_stats << "(op, " << tail_params_init() << stats_init << ");\n}\n";
     args.push_back({{"int", M}});
     args.push_back({{"int", N}});
     args.push_back({{"int", K}});
@@ -124,6 +131,9 @@ class GemmSpace : public DesignSpace {
                      {"block", {threads}},
                      {"shared_bytes", shared},
                      {"args", args}});
+    if (stats)  // an ExpStat (max, sum) per row and N tile
+      plan["buffers"][m_.row_stats] = {{"dtype", "float32"},
+                                       {"shape", {M, "(" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]), "2"}}};
     if (serial || second_kernel) {
       nlohmann::json shape = nlohmann::json::array({M, N});
       if (second_kernel) shape.insert(shape.begin(), splits);
@@ -283,7 +293,9 @@ std::string tf32_admitted_expr(const Task& task, bool fp32, const std::string& k
   return "(" + std::to_string(bound) + " // " + k + " + " + std::to_string(bound) + ") // " + std::to_string(bound + 1);
 }
 
-std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) {
+std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) { return lower_gemm_with_row_stats(tgp, ""); }
+
+std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGraphPtr& tgp, const std::string& row_stats) {
   std::vector<std::unique_ptr<DesignSpace>> none;
   const TaskGraph& tg = *tgp;
   const Graph& g = tg.graph();
@@ -307,6 +319,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tgp) {
   m.bias = main.op == "linear" && main.inputs.size() > 2 ? main.inputs[2] : -1;
   m.b_kmajor = main.op == "linear";
   m.t = main.outputs.front();
+  m.row_stats = row_stats;
+  if (!row_stats.empty() && info(g, o).dtype != DType::Float32) return none;  // the statistics read fp32 results
   m.elem = info(g, m.a).dtype;
   m.out = info(g, o).dtype;
   if (!is_float(m.elem) || info(g, m.b).dtype != m.elem || tg.input_index(m.a) < 0 || tg.input_index(m.b) < 0) return none;

@@ -11,6 +11,17 @@ namespace kevo::mutate {
 
 TaskGraph::TaskGraph(const Task& task) : task_(task) {
   for (const Workload& w : task.workloads) graphs_.push_back(task.graph(w));
+  collect_expressions();
+}
+
+TaskGraph::TaskGraph(std::shared_ptr<const Task> task, std::vector<Graph> graphs)
+    : owned_(std::move(task)), task_(*owned_), graphs_(std::move(graphs)) {
+  if (graphs_.size() != task_.workloads.size()) throw std::logic_error("a derived task graph needs one graph per workload");
+  collect_expressions();
+}
+
+void TaskGraph::collect_expressions() {
+  const Task& task = task_;
   auto add = [&](const std::string& expr) {
     std::vector<int64_t> vals;
     for (const Workload& w : task.workloads) {
@@ -119,7 +130,8 @@ std::string candidate_text(const Task& task, const std::string& name, const nloh
 const std::vector<FamilyLowering>& family_lowerings() {
   static const std::vector<FamilyLowering> all = {lower_elementwise, lower_reduce,      lower_normalize, lower_scan,
                                                   lower_reduce_scalar, lower_pool,     lower_library,
-                                                  lower_gemm,          lower_conv,       lower_generic};
+                                                  lower_gemm,          lower_conv,       lower_split,
+                                                  lower_generic};
   return all;
 }
 

@@ -4,10 +4,12 @@
 // (rows of 4 columns: wider, coalesced stores); serial split-K adds the earlier splits' partial
 // sums from a workspace, in split order, before the last split finishes the tile; a parallel
 // split-K (or an epilogue placed in a second kernel) writes raw partials that gemm_reduce sums in
-// split order and finishes.
+// split order and finishes. A Stats hook (row_stats.cuh) may read the finished tile back for
+// per-row partial statistics.
 #pragma once
 
 #include "mma.cuh"
+#include "row_stats.cuh"
 
 namespace kevo {
 
@@ -54,15 +56,19 @@ __device__ __forceinline__ void load_partial(float (&r)[kVec], const float* p) {
   }
 }
 
-template <typename T, typename TOut, SplitK kSplit, int kSplits, EpiloguePlace kPlace, typename Tail>
+template <typename T, typename TOut, SplitK kSplit, int kSplits, EpiloguePlace kPlace, typename Tail,
+          typename Stats = NoRowStats>
 struct Epilogue {
   static_assert((kSplit == SplitK::None) == (kSplits == 1), "split-K has two splits or more, no split one");
   static_assert(kSplit != SplitK::Parallel || kPlace == EpiloguePlace::Kernel,
                 "a parallel split-K finishes in its reduction kernel");
+  static_assert(!Stats::kActive || (kSplit == SplitK::None && kPlace != EpiloguePlace::Kernel),
+                "row statistics read the finished tile: no split-K, no second kernel");
 
   const GemmOperands<T, TOut>& op;
   const typename Tail::Params& tp;
   int split;
+  typename Stats::Params sp;
 
   // kVec consecutive results of the block at (r, c), inside the matrix.
   template <int kVec>
@@ -151,6 +157,11 @@ struct Epilogue {
       });
     }
     pass_turn<kThreads>(tile);
+    if constexpr (Stats::kActive) {
+      // bar.sync orders the tile's stores before every epilogue thread's reads of them.
+      sync<kThreads>();
+      Stats::template tile<kBM, kBN, kThreads>(sp, op.C, op.M, op.N, m0, n0);
+    }
   }
 };
 

@@ -53,9 +53,10 @@ struct GemmConfig {
 };
 
 // One block per output tile (blockIdx.x, in raster order) and K split (blockIdx.y).
-template <typename Cfg, typename Tail>
+template <typename Cfg, typename Tail, typename Stats = NoRowStats>
 __device__ __forceinline__ void gemm(const GemmOperands<typename Cfg::T, typename Cfg::TOut>& op,
-                                     const typename Tail::Params& tp) {
+                                     const typename Tail::Params& tp,
+                                     const typename Stats::Params& sp = typename Stats::Params{}) {
   extern __shared__ __align__(1024) char smem[];
   const int tiles_m = (op.M + Cfg::kBM - 1) / Cfg::kBM, tiles_n = (op.N + Cfg::kBN - 1) / Cfg::kBN;
   int tm, tn;
@@ -67,7 +68,8 @@ __device__ __forceinline__ void gemm(const GemmOperands<typename Cfg::T, typenam
   static_assert(Cfg::kLoad == LoadPath::CpAsync, "the TMA path's kernels call gemm_tma with their tensor maps");
   typename Cfg::Mainloop main;
   main.run(op.A, op.B, op.M, op.N, op.K, tm * Cfg::kBM, tn * Cfg::kBN, kt0, kt1, smem);
-  const Epilogue<typename Cfg::T, typename Cfg::TOut, Cfg::kSplit, Cfg::kSplits, Cfg::kPlace, Tail> epilogue{op, tp, split};
+  const Epilogue<typename Cfg::T, typename Cfg::TOut, Cfg::kSplit, Cfg::kSplits, Cfg::kPlace, Tail, Stats> epilogue{
+      op, tp, split, sp};
   epilogue.template run<Cfg::kBM, Cfg::kBN, Cfg::kThreads>(main, tm * Cfg::kBM, tn * Cfg::kBN, tm * tiles_n + tn, smem);
 }
 
@@ -75,10 +77,11 @@ __device__ __forceinline__ void gemm(const GemmOperands<typename Cfg::T, typenam
 // the block tile, 128-byte swizzle); kernels take them as `const __grid_constant__ kevo::TensorMap`.
 // The producer warpgroup leaves after its last copy; the consumers run the epilogue. Persistent:
 // each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... with one ring.
-template <typename Cfg, typename Tail>
+template <typename Cfg, typename Tail, typename Stats>
 __device__ __forceinline__ void gemm_tma_persistent(const GemmOperands<typename Cfg::T, typename Cfg::TOut>& op,
                                                     const TensorMap& a, const TensorMap& b,
-                                                    const typename Tail::Params& tp, char* smem) {
+                                                    const typename Tail::Params& tp, const typename Stats::Params& sp,
+                                                    char* smem) {
   using Main = typename Cfg::Mainloop;
   const int tiles_m = (op.M + Cfg::kBM - 1) / Cfg::kBM, tiles_n = (op.N + Cfg::kBN - 1) / Cfg::kBN;
   const int tiles = tiles_m * tiles_n, k_tiles = (op.K + Cfg::kBK - 1) / Cfg::kBK;
@@ -97,7 +100,7 @@ __device__ __forceinline__ void gemm_tma_persistent(const GemmOperands<typename 
   }
   registers_claim<Main::kConsumerRegs>();
   Main main;
-  const Epilogue<typename Cfg::T, typename Cfg::TOut, Cfg::kSplit, Cfg::kSplits, Cfg::kPlace, Tail> epilogue{op, tp, 0};
+  const Epilogue<typename Cfg::T, typename Cfg::TOut, Cfg::kSplit, Cfg::kSplits, Cfg::kPlace, Tail, Stats> epilogue{op, tp, 0, sp};
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, done += k_tiles) {
     int tm, tn;
     tile_of<Cfg::kRaster, Cfg::kGroup>(tile, tiles_m, tiles_n, tm, tn);
@@ -107,13 +110,14 @@ __device__ __forceinline__ void gemm_tma_persistent(const GemmOperands<typename 
   }
 }
 
-template <typename Cfg, typename Tail>
+template <typename Cfg, typename Tail, typename Stats = NoRowStats>
 __device__ __forceinline__ void gemm_tma(const GemmOperands<typename Cfg::T, typename Cfg::TOut>& op, const TensorMap& a,
-                                         const TensorMap& b, const typename Tail::Params& tp) {
+                                         const TensorMap& b, const typename Tail::Params& tp,
+                                         const typename Stats::Params& sp = typename Stats::Params{}) {
   static_assert(Cfg::kLoad == LoadPath::Tma, "cp.async configurations call gemm");
   extern __shared__ __align__(1024) char smem[];
   if constexpr (Cfg::kPersistent) {
-    gemm_tma_persistent<Cfg, Tail>(op, a, b, tp, smem);
+    gemm_tma_persistent<Cfg, Tail, Stats>(op, a, b, tp, sp, smem);
     return;
   }
   const int tiles_m = (op.M + Cfg::kBM - 1) / Cfg::kBM, tiles_n = (op.N + Cfg::kBN - 1) / Cfg::kBN;
@@ -125,7 +129,8 @@ __device__ __forceinline__ void gemm_tma(const GemmOperands<typename Cfg::T, typ
   const int kt0 = min(split * per_split, k_tiles), kt1 = min(kt0 + per_split, k_tiles);
   typename Cfg::Mainloop main;
   if (!main.run(a, b, tm * Cfg::kBM, tn * Cfg::kBN, kt0, kt1, smem)) return;
-  const Epilogue<typename Cfg::T, typename Cfg::TOut, Cfg::kSplit, Cfg::kSplits, Cfg::kPlace, Tail> epilogue{op, tp, split};
+  const Epilogue<typename Cfg::T, typename Cfg::TOut, Cfg::kSplit, Cfg::kSplits, Cfg::kPlace, Tail, Stats> epilogue{
+      op, tp, split, sp};
   epilogue.template run<Cfg::kBM, Cfg::kBN, Cfg::kEpilogueThreads>(main, tm * Cfg::kBM, tn * Cfg::kBN, tm * tiles_n + tn, smem);
 }
 

@@ -48,6 +48,9 @@ const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corner
       // consumer warpgroups (m128 per warpgroup, and m64 by n256), a staged epilogue, and persistent
       // blocks (the epilogue from registers, staged after the ring, in a second kernel). Split-K is
       // not legal there (the small workload has one K tile); bench/gemm_bench.cu's group 7 runs it.
+      // The split spaces ("gemm/linear+..."; tests/data/tasks/linear_*.json) take these corners too,
+      // the rest's knobs at their first values: linear_bf16_log_softmax's row statistics on the TMA
+      // path, one tile per block and persistent.
       {"gemm",
        {{{"kPath", 1}, {"kLoad", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 256}, {"kBK", 64}, {"kWarpsM", 2},
          {"kWarpsN", 1}, {"kStages", 4}, {"kRaster", 1}, {"kGroup", 8}},

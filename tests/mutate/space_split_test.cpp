@@ -1,0 +1,272 @@
+// Graphs with a reduction after the GEMM as the search relies on them: a linear layer followed by
+// a softmax, a layer norm or a logsumexp over N lowers onto the gemm family's kernel (with what of
+// the graph its epilogue takes) storing an fp32 scratch buffer, then the family that serves the
+// rest (normalize, reduce, else generic) reading it; the space holds both genomes (each family's
+// knobs mutate on their own), hundreds of legal genomes, and its sampled genomes render plans that
+// resolve at every workload and compile with NVRTC for sm_90a and sm_100a.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+#include "core/candidate.h"
+#include "core/task.h"
+#include "eval/builder.h"
+#include "mutate/space.h"
+
+namespace kevo::mutate {
+namespace {
+
+const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
+
+// Contract, the split space's id and its family.
+struct SplitTask {
+  std::string file, space, family;
+};
+const std::vector<SplitTask>& split_tasks() {
+  static const std::vector<SplitTask> tasks = {
+      {"tests/data/tasks/linear_softmax.json", "gemm/linear+normalize_rows/softmax", "gemm+normalize"},
+      {"tests/data/tasks/linear_softmax_bf16.json", "gemm/linear+generic", "gemm+generic"},
+      {"tests/data/tasks/linear_layer_norm.json", "gemm/linear+normalize_rows/layer_norm", "gemm+normalize"},
+      {"tests/data/tasks/linear_logsumexp.json", "gemm/linear+reduce_rows", "gemm+reduce"}};
+  return tasks;
+}
+
+// Genomes compiled per task and architecture here; KEVO_SPLIT_SAMPLES raises it.
+int samples() {
+  const char* s = std::getenv("KEVO_SPLIT_SAMPLES");
+  return s ? std::max(1, std::atoi(s)) : 2;
+}
+
+std::unique_ptr<DesignSpace> split_space(const Task& task, const std::string& arch = "") {
+  for (auto& s : lower(task, arch))
+    if (s->manifest().family.rfind("gemm+", 0) == 0) return std::move(s);
+  return nullptr;
+}
+
+std::vector<std::string> kernels(const Candidate& c) {
+  std::vector<std::string> names;
+  for (const auto& step : c.plan.steps) names.push_back(std::get<KernelStep>(step.op).kernel);
+  return names;
+}
+
+TEST(SplitSpaces, AReductionAfterTheGemmLowersOntoTheGemmThenTheFamilyOfTheRest) {
+  for (const SplitTask& t : split_tasks()) {
+    Task task = load_task(kRoot + t.file);
+    auto s = split_space(task);
+    ASSERT_NE(s, nullptr) << t.file;
+    EXPECT_EQ(s->id(), t.space) << t.file;
+    EXPECT_EQ(s->manifest().family, t.family) << t.file;
+  }
+}
+
+// Task 13's whole graph fits the gemm epilogue: no split space joins its spaces.
+TEST(SplitSpaces, AGraphTheEpilogueTakesWholeIsNotSplit) {
+  Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  for (const auto& s : lower(task)) EXPECT_EQ(s->manifest().family.find('+'), std::string::npos) << s->id();
+}
+
+// The genome is the gemm's knobs, then the rest's under a prefix; each part sets only its own
+// plan's code, so that search mutates them independently.
+TEST(SplitSpaces, TheGenomeIsTheGemmGenomeThenTheRestsAndEachSetsItsOwnKernel) {
+  Task task = load_task(kRoot + "tests/data/tasks/linear_softmax.json");
+  auto s = split_space(task);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->knobs().front().name, "kPath");
+  EXPECT_GE(s->manifest().knob("kBM"), 0);
+  EXPECT_GE(s->manifest().knob("rest_kThreads"), 0);
+  EXPECT_LT(s->manifest().knob("kThreads"), 0);
+  std::mt19937_64 rng(7);
+  const Genome g = s->random_genome(rng);
+  auto code = [&](const Genome& x) {
+    const std::string text = s->render(x);
+    const size_t first = text.find("namespace kevo_first {"), second = text.find("// The second plan:");
+    return std::make_pair(text.substr(first, second - first), text.substr(second));
+  };
+  const auto [first, second] = code(g);
+  for (int i = 0; i < 200; ++i) {
+    Genome h = s->random_genome(rng);
+    std::copy(g.values.begin(), g.values.begin() + s->manifest().knob("rest_kThreads"), h.values.begin());
+    if (!s->legal(h) || h == g) continue;
+    const auto [f, r] = code(h);
+    EXPECT_EQ(f, first);  // the same gemm genome: the same first plan
+    if (r != second) return;
+  }
+  ADD_FAILURE() << "no rest genome changed the second plan";
+}
+
+// The plan runs the GEMM into the scratch buffer, then the rest's kernel reads it; the scratch is
+// fp32 [M, N] and the gemm's own scratch (split-K) keeps its name beside it.
+TEST(SplitSpaces, ThePlanStoresTheGemmResultInScratchAndTheRestReadsIt) {
+  Task task = load_task(kRoot + "tests/data/tasks/linear_softmax.json");
+  auto s = split_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20; ++i) {
+    const Genome g = s->random_genome(rng);
+    Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+    const std::vector<std::string> names = kernels(c);
+    ASSERT_GE(names.size(), 2u);
+    const size_t gemm = std::find(names.begin(), names.end(), "kevo_gemm") - names.begin();
+    ASSERT_LT(gemm, names.size()) << g.to_string();
+    bool scratch = false;
+    for (const ScratchBuffer& b : c.plan.buffers)
+      if (b.name == "gemm_result") scratch = b.dtype == DType::Float32;
+    EXPECT_TRUE(scratch) << g.to_string();
+    const ResolvedPlan r = resolve_plan(c, task, task.workloads.front(), {});
+    const int at = r.buffer("gemm_result");
+    ASSERT_GE(at, 0);
+    EXPECT_EQ(r.buffers[static_cast<size_t>(at)].shape, (Shape{1024, 4096}));
+    // The last step (the rest's) reads the scratch; the gemm's writes it.
+    auto reads = [&](const Step& step) {
+      for (const auto& a : std::get<KernelStep>(step.op).args)
+        if (a.buffer == "gemm_result") return true;
+      return false;
+    };
+    EXPECT_TRUE(reads(c.plan.steps[gemm])) << g.to_string();
+    EXPECT_TRUE(reads(c.plan.steps.back())) << g.to_string();
+    EXPECT_GT(c.plan.steps.size() - 1, gemm);
+  }
+}
+
+TEST(SplitSpaces, EverySplitSpaceHoldsAtLeastAHundredLegalGenomes) {
+  for (const SplitTask& t : split_tasks()) {
+    Task task = load_task(kRoot + t.file);
+    for (const std::string arch : {"sm_90a", "sm_100a"}) {
+      auto s = split_space(task, arch);
+      ASSERT_NE(s, nullptr) << t.file;
+      EXPECT_GE(estimate_legal(*s, 20000), 100) << t.file << " " << arch;
+    }
+  }
+}
+
+eval::BuildResult build_uncached(const Candidate& c, const std::string& arch) {
+  eval::BuildRequest req;
+  req.source = c.source;
+  req.name_expressions = c.kernel_names();
+  req.arch = arch;
+  req.use_cache = false;
+  return eval::build(req);
+}
+
+// Genomes legal on each architecture (wgmma and mma.sync on sm_90a, mma.sync on sm_100a) render
+// candidates that resolve at every workload (parse_candidate) and compile there.
+TEST(SplitSpaces, SampledGenomesCompileForHopperAndBlackwell) {
+  std::mt19937_64 rng(20261203);
+  for (const SplitTask& t : split_tasks()) {
+    Task task = load_task(kRoot + t.file);
+    for (const std::string arch : {"sm_90a", "sm_100a"}) {
+      auto s = split_space(task, arch);
+      ASSERT_NE(s, nullptr) << t.file;
+      for (int i = 0; i < samples(); ++i) {
+        const Genome g = s->random_genome(rng);
+        Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+        eval::BuildResult r = build_uncached(c, arch);
+        ASSERT_EQ(r.status, eval::BuildStatus::Ok) << t.file << " " << g.to_string() << " " << arch << ": " << r.error << "\n"
+                                                   << r.log;
+      }
+    }
+  }
+}
+
+// The row-statistics variant: softmax, log_softmax and logsumexp over N get it beside the
+// two-kernel plan (a layer norm, a 16-bit output or a rest of several ops do not).
+std::unique_ptr<DesignSpace> row_stats_space(const Task& task, const std::string& arch = "") {
+  for (auto& s : lower(task, arch))
+    if (s->manifest().family == "gemm+row_stats") return std::move(s);
+  return nullptr;
+}
+
+const std::vector<std::string>& row_stats_tasks() {
+  static const std::vector<std::string> files = {"tests/data/tasks/linear_softmax.json", "tests/data/tasks/linear_logsumexp.json",
+                                                 "tests/data/tasks/linear_bf16_log_softmax.json"};
+  return files;
+}
+
+TEST(RowStatsSpaces, RowReductionsOverNGetTheEpiloguesStatisticsBesideTheTwoKernelPlan) {
+  const std::map<std::string, std::string> want = {
+      {"tests/data/tasks/linear_softmax.json", "gemm/linear+row_stats/softmax"},
+      {"tests/data/tasks/linear_logsumexp.json", "gemm/linear+row_stats/logsumexp"},
+      {"tests/data/tasks/linear_bf16_log_softmax.json", "gemm/linear+row_stats/log_softmax"}};
+  for (const auto& [file, id] : want) {
+    Task task = load_task(kRoot + file);
+    auto s = row_stats_space(task);
+    ASSERT_NE(s, nullptr) << file;
+    EXPECT_EQ(s->id(), id);
+    EXPECT_NE(split_space(task), nullptr) << file;  // the two-kernel plan stays beside it
+  }
+  for (const char* file : {"tests/data/tasks/linear_layer_norm.json", "tests/data/tasks/linear_softmax_bf16.json"})
+    EXPECT_EQ(row_stats_space(load_task(kRoot + file)), nullptr) << file;
+}
+
+// The GEMM writes the scratch and one (max, sum) pair per row and N tile; the second kernel reads
+// both, told how many tiles a row has (the partial last tile of N = 90 included); no split-K
+// and no second GEMM kernel, whose tiles would not be finished in the epilogue.
+TEST(RowStatsSpaces, ThePlanPassesThePartialsOfEveryNTileToTheCombiningKernel) {
+  Task task = load_task(kRoot + "tests/data/tasks/linear_softmax.json");
+  auto s = row_stats_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(3);
+  std::set<int64_t> widths;
+  for (int i = 0; i < 12; ++i) {
+    const Genome g = s->random_genome(rng);
+    const auto v = s->values(g);
+    EXPECT_EQ(v.at("kSplit"), 0);
+    EXPECT_LE(v.at("kEpilogue"), 1);
+    widths.insert(v.at("kBN"));
+    Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+    EXPECT_EQ(kernels(c), (std::vector<std::string>{"kevo_gemm", "kevo_row_stats"})) << g.to_string();
+    const Workload& small = task.workloads.back();  // M = 24, N = 90
+    const ResolvedPlan r = resolve_plan(c, task, small, {});
+    const int64_t tiles = (90 + v.at("kBN") - 1) / v.at("kBN");
+    const int part = r.buffer("gemm_row_stats");
+    ASSERT_GE(part, 0);
+    EXPECT_EQ(r.buffers[static_cast<size_t>(part)].shape, (Shape{24, tiles, 2}));
+    const auto& args = std::get<ResolvedKernel>(r.steps.back()).args;
+    ASSERT_FALSE(args.empty());
+    EXPECT_EQ(args.back().integer, tiles) << g.to_string();
+  }
+  EXPECT_GT(widths.size(), 1u);
+}
+
+// Every instruction path the statistics ride on compiles: mma.sync on sm_90a and sm_100a,
+// wgmma on sm_90a (fp32 operands through 3xTF32 or 3xbf16, and 16-bit ones fed by TMA, one tile
+// per block or persistent).
+TEST(RowStatsSpaces, SampledGenomesCompileOnEveryInstructionPath) {
+  std::mt19937_64 rng(20261204);
+  for (const std::string& file : row_stats_tasks()) {
+    Task task = load_task(kRoot + file);
+    const bool half = file.find("bf16") != std::string::npos;
+    for (const std::string arch : {"sm_90a", "sm_100a"}) {
+      auto s = row_stats_space(task, arch);
+      ASSERT_NE(s, nullptr) << file;
+      std::vector<Genome> genomes;
+      auto with = [&](const std::map<std::string, int64_t>& want) {
+        for (int i = 0; i < 4000; ++i) {
+          Genome g = s->random_genome(rng);
+          bool ok = true;
+          for (const auto& [k, val] : want) ok = ok && s->values(g).at(k) == val;
+          if (ok) return genomes.push_back(g);
+        }
+        ADD_FAILURE() << file << " " << arch << ": no legal genome found with the knobs asked for";
+      };
+      with({{"kPath", 0}});
+      if (arch == "sm_90a") with({{"kPath", 1}, {"kLoad", 0}});
+      if (arch == "sm_90a" && half) with({{"kLoad", 1}, {"kPersistent", 0}});
+      if (arch == "sm_90a" && half) with({{"kLoad", 1}, {"kPersistent", 1}});
+      for (int i = 0; i < samples(); ++i) genomes.push_back(s->random_genome(rng));
+      for (const Genome& g : genomes) {
+        Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+        eval::BuildResult r = build_uncached(c, arch);
+        ASSERT_EQ(r.status, eval::BuildStatus::Ok) << file << " " << g.to_string() << " " << arch << ": " << r.error << "\n"
+                                                   << r.log;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kevo::mutate
