@@ -14,7 +14,7 @@ mkdir -p "$out"
 start=$(date +%s)
 "$root/bench/conv_bench.sh" "$out"
 echo "conv_bench.sh: exit $?, $(( $(date +%s) - start )) s"
-KEVO_TEMPLATE_GPU_TASKS=${KEVO_TEMPLATE_GPU_TASKS:-conv2d_relu_bias,conv2d_strided_grouped,conv2d_rgb_stem,conv1d_gelu} \
+KEVO_TEMPLATE_GPU_TASKS=${KEVO_TEMPLATE_GPU_TASKS:-conv2d_relu_bias,conv2d_strided_grouped,conv2d_rgb_stem,conv1d_gelu,conv3d_strided_grouped,conv3d_asymmetric_rgb} \
   KEVO_TEMPLATE_GPU_SAMPLES=${KEVO_TEMPLATE_GPU_SAMPLES:-4} \
   "$root/scripts/device.sh" -R 'TemplatesGpu' -V > "$out/templates_gpu.log" 2>&1
 rc=$?
