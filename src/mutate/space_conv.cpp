@@ -1,7 +1,8 @@
-// Family "conv": the graph's conv2d (or conv1d as a conv2d of height 1, or conv3d on the same
-// kernel with a third window coordinate) on kevo's implicit-GEMM convolution (templates/conv/), with the elementwise rest of the graph generated into its
-// epilogue as a Tail functor that sees each result with its index in y and its channel. The plan
-// is the convolution alone, or (kLayout = Nhwc) two copies into NHWC scratch before it.
+// Family "conv": the graph's conv2d (or conv1d as a conv2d of height 1, or conv3d: the same kernel
+// with a third window coordinate) on kevo's implicit-GEMM convolution (templates/conv/), with the
+// elementwise rest of the graph generated into its epilogue as a Tail functor that sees each result
+// with its index in y and its channel. The plan is the convolution alone, or (kLayout = Nhwc) two
+// copies into NHWC (NDHWC) scratch before it.
 #include <nlohmann/json.hpp>
 
 #include <sstream>

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <set>
@@ -239,6 +240,33 @@ TEST(ConvSpaces, Conv3dWithAnAsymmetricKernelAndOddK) {
                       "G = 1;"),
             std::string::npos)
       << text;
+}
+
+// A 16-bit conv3d (the contract above in bf16): native products only, and both gathers (the
+// register loads of NCDHW and the 16-byte chunks of NDHWC: C/G = 8) compile for sm_90a.
+TEST(ConvSpaces, Conv3dInBf16TakesNativeProductsAndBothGathersCompile) {
+  std::ifstream in(kRoot + "tests/data/tasks/conv3d_strided_grouped.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (size_t at; (at = text.find("\"float32\"")) != std::string::npos;) text.replace(at, 9, "\"bfloat16\"");
+  const size_t tol = text.find("\"tolerance\"");
+  ASSERT_NE(tol, std::string::npos);
+  text.replace(tol, text.find('}', tol) - tol + 1, "\"tolerance\": {\"atol\": 0.02, \"rtol\": 0.02}");
+  Task task = parse_task(text, "conv3d_strided_grouped_bf16.json");
+  auto s = conv_space(task, "sm_90a");
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(36);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*s, s->random_genome(rng), "kPrecision"), 2);
+  for (int layout : {0, 1}) {
+    const Genome g = genome_with(*s, "kLayout", layout, rng);
+    Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+    eval::BuildRequest req;
+    req.source = c.source;
+    req.name_expressions = c.kernel_names();
+    req.arch = "sm_90a";
+    req.use_cache = false;
+    eval::BuildResult r = eval::build(req);
+    EXPECT_EQ(r.status, eval::BuildStatus::Ok) << g.to_string() << ": " << r.error << "\n" << r.log;
+  }
 }
 
 // conv2d's generated code has no depth: its Geometry and kernel are what they were before conv3d
