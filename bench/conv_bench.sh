@@ -11,7 +11,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-${OUT:-/tmp/conv_bench}}
 bin=$(mktemp -d)
 mkdir -p "$out"
-shapes=${SHAPES_TO_RUN:-"1 2 3 4"}
+shapes=${SHAPES_TO_RUN:-"1 2 3 4 5"}
 start=$(date +%s)
 for s in $shapes; do
   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DSHAPE=$s "$root/bench/conv_bench.cu" -o "$bin/s$s" \

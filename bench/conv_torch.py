@@ -7,12 +7,14 @@ import sys
 import torch
 import torch.nn.functional as F
 
-# (name, N, C, OC, H, W, kernel, stride, padding, dilation, groups), as in bench/conv_bench.cu.
+# (name, N, C, OC, spatial sizes ((H, W) or (D, H, W)), kernel, stride, padding, dilation, groups),
+# as in bench/conv_bench.cu.
 SHAPES = [
-    ("task14", 128, 64, 128, 128, 128, 3, 1, 0, 1, 1),
-    ("grouped_s2_d2", 32, 64, 128, 57, 45, 3, 2, 1, 2, 4),
-    ("stem7x7", 32, 3, 64, 224, 224, 7, 2, 3, 1, 1),
-    ("pad1_c256", 32, 256, 256, 31, 31, 3, 1, 1, 1, 1),
+    ("task14", 128, 64, 128, (128, 128), 3, 1, 0, 1, 1),
+    ("grouped_s2_d2", 32, 64, 128, (57, 45), 3, 2, 1, 2, 4),
+    ("stem7x7", 32, 3, 64, (224, 224), 7, 2, 3, 1, 1),
+    ("pad1_c256", 32, 256, 256, (31, 31), 3, 1, 1, 1, 1),
+    ("conv3d_pad1", 16, 32, 64, (16, 64, 64), 3, 1, 1, 1, 1),
 ]
 
 
@@ -35,20 +37,22 @@ def time_ms(f, reps=20):
 def main():
     dev = "cuda"
     torch.backends.cudnn.benchmark = False
-    for name, n, c, oc, h, w, k, s, p, d, g in SHAPES:
-        x = torch.rand(n, c, h, w, device=dev)
-        wt = (torch.rand(oc, c // g, k, k, device=dev) * 2 - 1) / (c // g * k * k) ** 0.5
-        b = (torch.rand(oc, device=dev) * 2 - 1) / (c // g * k * k) ** 0.5
-        b2 = torch.randn(oc, 1, 1, device=dev)
+    for name, n, c, oc, spatial, k, s, p, d, g in SHAPES:
+        taps = k ** len(spatial)
+        x = torch.rand(n, c, *spatial, device=dev)
+        wt = (torch.rand(oc, c // g, *(k,) * len(spatial), device=dev) * 2 - 1) / (c // g * taps) ** 0.5
+        b = (torch.rand(oc, device=dev) * 2 - 1) / (c // g * taps) ** 0.5
+        b2 = torch.randn(oc, *(1,) * len(spatial), device=dev)
+        convnd = F.conv3d if len(spatial) == 3 else F.conv2d
 
         def conv(x, wt, b):
-            return F.conv2d(x, wt, b, stride=s, padding=p, dilation=d, groups=g)
+            return convnd(x, wt, b, stride=s, padding=p, dilation=d, groups=g)
 
         def graph(x, wt, b, b2):
             return torch.relu(conv(x, wt, b)) + b2
 
         y = conv(x, wt, b)
-        flop = 2 * y.numel() * (c // g) * k * k
+        flop = 2 * y.numel() * (c // g) * taps
         runs = [("cudnn fp32", lambda: conv(x, wt, b), False), ("eager fp32", lambda: graph(x, wt, b, b2), False),
                 ("cudnn tf32", lambda: conv(x, wt, b), True)]
         # torch.compile takes tens of seconds per graph: task 14 only, unless --compile-all.

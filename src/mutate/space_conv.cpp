@@ -1,7 +1,8 @@
-// Family "conv": the graph's conv2d (or conv1d as a conv2d of height 1) on kevo's implicit-GEMM
-// convolution (templates/conv/), with the elementwise rest of the graph generated into its
-// epilogue as a Tail functor that sees each result with its index in y and its channel. The plan
-// is the convolution alone, or (kLayout = Nhwc) two copies into NHWC scratch before it.
+// Family "conv": the graph's conv2d (or conv1d as a conv2d of height 1, or conv3d: the same kernel
+// with a third window coordinate) on kevo's implicit-GEMM convolution (templates/conv/), with the
+// elementwise rest of the graph generated into its epilogue as a Tail functor that sees each result
+// with its index in y and its channel. The plan is the convolution alone, or (kLayout = Nhwc) two
+// copies into NHWC (NDHWC) scratch before it.
 #include <nlohmann/json.hpp>
 
 #include <sstream>
@@ -32,14 +33,15 @@ struct TailInput {
   DType dtype = DType::Float32;
 };
 
-// What the op graph fixes about the convolution (the generated Geometry).
+// What the op graph fixes about the convolution (the generated Geometry; kd, sd, pd, dd: conv3d's).
 struct Geometry {
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
+  int64_t kd = 1, sd = 1, pd = 0, dd = 1;
 };
 
 struct Mapping {
   int main = -1, x = -1, w = -1, bias = -1, t = -1;
-  int spatial = 2;  // conv2d, or conv1d as a conv2d of height 1
+  int spatial = 2;  // conv2d, conv1d as a conv2d of height 1, or conv3d
   Geometry geo;
   DType elem = DType::Float32, out = DType::Float32;
   Region tail;
@@ -61,12 +63,14 @@ class ConvSpace : public DesignSpace {
     const int o = tg_->output();
     const int64_t threads = 32 * v["kWarpsM"] * v["kWarpsN"], bk = v["kBK"];
     const int64_t table = v["kOffsets"] ? (table_k_ + bk - 1) / bk * bk : 0;
-    // The sizes the kernel takes, as plan expressions (conv1d: H = OH = 1).
-    const bool one_d = m_.spatial == 1;
-    const std::string N = tg_->dim(m_.x, 0), C = tg_->dim(m_.x, 1), H = one_d ? "1" : tg_->dim(m_.x, 2),
-                      W = tg_->dim(m_.x, one_d ? 2 : 3), OC = tg_->dim(o, 1), OH = one_d ? "1" : tg_->dim(o, 2),
-                      OW = tg_->dim(o, one_d ? 2 : 3);
-    const std::string M = paren(N) + " * " + paren(OH) + " * " + paren(OW);
+    // The sizes the kernel takes, as plan expressions (conv1d: H = OH = 1; conv3d adds D and OD).
+    const bool one_d = m_.spatial == 1, three_d = m_.spatial == 3;
+    const int last = m_.spatial + 1;
+    const std::string N = tg_->dim(m_.x, 0), C = tg_->dim(m_.x, 1), H = one_d ? "1" : tg_->dim(m_.x, last - 1),
+                      W = tg_->dim(m_.x, last), OC = tg_->dim(o, 1), OH = one_d ? "1" : tg_->dim(o, last - 1),
+                      OW = tg_->dim(o, last);
+    const std::string D = three_d ? tg_->dim(m_.x, 2) : "1", OD = three_d ? tg_->dim(o, 2) : "1";
+    const std::string M = paren(N) + " * " + (three_d ? paren(OD) + " * " : "") + paren(OH) + " * " + paren(OW);
     const std::string OCg = m_.geo.groups == 1 ? OC : paren(OC) + " // " + std::to_string(m_.geo.groups);
     const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
                               ") * ((" + OCg + " + " + std::to_string(v["kBN"] - 1) + ") // " +
@@ -80,10 +84,7 @@ class ConvSpace : public DesignSpace {
     std::istringstream ref(tg_->graph().to_string());
     for (std::string line; std::getline(ref, line);) src << "//   " << line << "\n";
     const Geometry& ge = m_.geo;
-    src << "// What the graph fixes: kernel " << ge.kh << "x" << ge.kw << ", stride, padding, dilation, groups.\n"
-        << "struct Geometry {\n  static constexpr int KH = " << ge.kh << ", KW = " << ge.kw << ", SH = " << ge.sh
-        << ", SW = " << ge.sw << ", PH = " << ge.ph << ", PW = " << ge.pw << ", DH = " << ge.dh << ", DW = " << ge.dw
-        << ", G = " << ge.groups << ";\n};\n";
+    src << geometry_struct(ge, three_d);
     src << tail_functor() << "\n";
     src << "using Config = kevo::ConvConfig<" << T << ", " << TOut << ", " << enumerator(g, "kPrecision") << ", "
         << v["kBM"] << ", " << v["kBN"] << ", " << bk << ", " << v["kWarpsM"] << ", " << v["kWarpsN"] << ", "
@@ -97,8 +98,8 @@ class ConvSpace : public DesignSpace {
     const std::string xt = scratch_name(task, "conv_x_nhwc"), wt = scratch_name(task, "conv_w_nhwc");
     nlohmann::json plan, steps = nlohmann::json::array();
     if (nhwc) {
-      const std::string hw = paren(H) + " * " + paren(W), K = paren(C) + " // " + std::to_string(ge.groups) + " * " +
-                                                                std::to_string(ge.kh * ge.kw);
+      const std::string hw = (three_d ? paren(D) + " * " : "") + paren(H) + " * " + paren(W),
+                        K = paren(C) + " // " + std::to_string(ge.groups) + " * " + std::to_string(ge.kd * ge.kh * ge.kw);
       src << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_x_nhwc(const " << T << "* x, " << T
           << "* xt, int C, int HW) {\n  kevo::conv_x_to_nhwc<" << T << ">(x, xt, C, HW);\n}\n"
           << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_w_nhwc(const " << T << "* w, " << T
@@ -112,7 +113,7 @@ class ConvSpace : public DesignSpace {
                        {"block", {256}},
                        {"args", {input_name(m_.w), wt, {{"int", OC}}, {{"int", paren(C) + " // " + std::to_string(ge.groups)}}}}});
       const std::string dtype = m_.elem == DType::BFloat16 ? "bfloat16" : m_.elem == DType::Float16 ? "float16" : "float32";
-      plan["buffers"][xt] = {{"dtype", dtype}, {"shape", {N, H, W, C}}};
+      plan["buffers"][xt] = {{"dtype", dtype}, {"shape", three_d ? nlohmann::json{N, D, H, W, C} : nlohmann::json{N, H, W, C}}};
       plan["buffers"][wt] = {{"dtype", dtype}, {"shape", {OC, K}}};
     }
     nlohmann::json args = nlohmann::json::array({nhwc ? xt : input_name(m_.x), nhwc ? wt : input_name(m_.w),
@@ -123,12 +124,19 @@ class ConvSpace : public DesignSpace {
       src << ", const " << element_type(in.dtype) << "* " << in.name;
       args.push_back(in.buffer);
     }
-    src << ", int N, int C, int H, int W, int OC, int OH, int OW) {\n"
-        << "  const kevo::ConvOperands<" << T << ", " << TOut << "> op{x, w, y, {N, C, H, W, OC, OH, OW}};\n"
-        << "  kevo::conv2d<Config, Geometry, Tail>(op, Tail::Params{";
+    if (three_d)
+      src << ", int N, int C, int D, int H, int W, int OC, int OD, int OH, int OW) {\n"
+          << "  const kevo::ConvOperands<" << T << ", " << TOut << "> op{x, w, y, {N, C, H, W, OC, OH, OW, D, OD}};\n"
+          << "  kevo::conv3d<Config, Geometry, Tail>(op, Tail::Params{";
+    else
+      src << ", int N, int C, int H, int W, int OC, int OH, int OW) {\n"
+          << "  const kevo::ConvOperands<" << T << ", " << TOut << "> op{x, w, y, {N, C, H, W, OC, OH, OW}};\n"
+          << "  kevo::conv2d<Config, Geometry, Tail>(op, Tail::Params{";
     for (const TailInput& in : m_.inputs) src << in.name << ", ";
     src << "});\n}\n";
-    for (const std::string& e : {N, C, H, W, OC, OH, OW}) args.push_back({{"int", e}});
+    const std::vector<std::string> sizes =
+        three_d ? std::vector<std::string>{N, C, D, H, W, OC, OD, OH, OW} : std::vector<std::string>{N, C, H, W, OC, OH, OW};
+    for (const std::string& e : sizes) args.push_back({{"int", e}});
 
     steps.push_back({{"kernel", "kevo_conv"},
                      {"grid", {tiles, ge.groups}},
@@ -143,13 +151,34 @@ class ConvSpace : public DesignSpace {
         "Generated by kevo from template family 'conv' (space " + id() + ").\nGenome: " + knobs.str() +
         ".\nImplicit GEMM on mma.sync, " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
         std::to_string(bk) + " tiles, " + std::to_string(v["kStages"]) + " stages, A gathered from " +
-        (nhwc ? "an NHWC copy of x in 16-byte chunks" : "NCHW x element by element") + ", taps " +
+        (nhwc ? (three_d ? "an NDHWC copy of x in 16-byte chunks" : "an NHWC copy of x in 16-byte chunks")
+              : (three_d ? "NCDHW x element by element" : "NCHW x element by element")) +
+        ", taps " +
         (v["kOffsets"] ? "from a shared-memory table" : "computed per tile") + ", tail " +
         (v["kEpilogue"] ? "staged through shared memory" : "from the registers") + ".";
     return candidate_text(task, task.name + "_conv", plan, comment, candidate_templates(manifest()) + "\n" + src.str());
   }
 
  private:
+  // What the graph fixes, as constants of the source (conv3d's adds the depth's).
+  static std::string geometry_struct(const Geometry& ge, bool three_d) {
+    std::ostringstream s;
+    if (!three_d) {
+      s << "// What the graph fixes: kernel " << ge.kh << "x" << ge.kw << ", stride, padding, dilation, groups.\n"
+        << "struct Geometry {\n  static constexpr int KH = " << ge.kh << ", KW = " << ge.kw << ", SH = " << ge.sh
+        << ", SW = " << ge.sw << ", PH = " << ge.ph << ", PW = " << ge.pw << ", DH = " << ge.dh << ", DW = " << ge.dw
+        << ", G = " << ge.groups << ";\n};\n";
+      return s.str();
+    }
+    s << "// What the graph fixes: kernel " << ge.kd << "x" << ge.kh << "x" << ge.kw
+      << ", stride, padding, dilation (depth, height, width), groups.\n"
+      << "struct Geometry {\n  static constexpr int KD = " << ge.kd << ", KH = " << ge.kh << ", KW = " << ge.kw
+      << ", SD = " << ge.sd << ", SH = " << ge.sh << ", SW = " << ge.sw << ", PD = " << ge.pd << ", PH = " << ge.ph
+      << ", PW = " << ge.pw << ", DD = " << ge.dd << ", DH = " << ge.dh << ", DW = " << ge.dw << ", G = " << ge.groups
+      << ";\n};\n";
+    return s.str();
+  }
+
   // Config::kSharedBytes, computed as the template does (the generated static_assert checks it).
   int64_t shared_bytes(std::map<std::string, int64_t>& v, int64_t table) const {
     const int64_t main = v["kStages"] * (v["kBM"] + v["kBN"]) * v["kBK"] * element_bytes(m_.elem);
@@ -219,7 +248,8 @@ bool broadcast_input(const TaskGraph& tg, int v, int out, TailInput& in) {
   return true;
 }
 
-// The graph's attribute, one value per spatial dim (conv1d's single value as the width's).
+// The graph's attribute, one value per spatial dim d (conv1d's single value as the width's; d counts
+// from the first spatial dim: height for conv2d, depth for conv3d).
 int64_t spatial_attr(const Node& n, const std::string& key, int spatial, int d, int64_t fallback) {
   if (n.attrs.find(key) == n.attrs.end()) return fallback;
   const std::vector<int64_t>& v = attr_ints(n, key);
@@ -234,9 +264,10 @@ void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const 
                         int64_t kmax, DesignSpace& s) {
   const int rank = sp + 2;
   const std::string G = std::to_string(ge.groups), C = tg.dim(x, 1), OC = tg.dim(y, 1);
-  const std::string H = sp == 1 ? "1" : tg.dim(x, 2), W = tg.dim(x, rank - 1);
-  const std::string M = paren(tg.dim(y, 0)) + (sp == 1 ? "" : " * " + paren(tg.dim(y, 2))) + " * " + paren(tg.dim(y, rank - 1));
-  const std::string K = paren(C) + " // " + G + " * " + std::to_string(ge.kh * ge.kw);
+  const std::string H = sp == 1 ? "1" : tg.dim(x, rank - 2), W = tg.dim(x, rank - 1);
+  const std::string M = paren(tg.dim(y, 0)) + (sp == 3 ? " * " + paren(tg.dim(y, 2)) : "") +
+                        (sp == 1 ? "" : " * " + paren(tg.dim(y, rank - 2))) + " * " + paren(tg.dim(y, rank - 1));
+  const std::string K = paren(C) + " // " + G + " * " + std::to_string(ge.kd * ge.kh * ge.kw);
   s.express("m", M);
   s.express("n", paren(OC) + " // " + G);
   s.express("k", K);
@@ -245,7 +276,8 @@ void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const 
   for (const char* flag : {"fp32", "elem_bytes", "bf16x3_ok"})  // of the dtypes and the tolerance
     s.express(flag, std::to_string(s.facts().front().at(flag)));
   s.express("tf32_ok", tf32_admitted_expr(tg.task(), fp32, K));
-  if (sp == 2) s.assume({tg.dim(w, 2), "==", std::to_string(ge.kh), "the kernel's height is a constant of the source"});
+  if (sp == 3) s.assume({tg.dim(w, 2), "==", std::to_string(ge.kd), "the kernel's depth is a constant of the source"});
+  if (sp >= 2) s.assume({tg.dim(w, rank - 2), "==", std::to_string(ge.kh), "the kernel's height is a constant of the source"});
   s.assume({tg.dim(w, rank - 1), "==", std::to_string(ge.kw), "the kernel's width is a constant of the source"});
   s.assume({paren(C) + " % " + G, "==", "0", "channels split evenly into groups"});
   s.assume({paren(OC) + " % " + G, "==", "0", "output channels split evenly into groups"});
@@ -253,7 +285,14 @@ void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const 
   s.assume({H, "<", "16384", "coordinates below the gather's sentinel"});
   s.assume({W, "<", "16384", "coordinates below the gather's sentinel"});
   s.assume({M, "<", "2147483648", "32-bit pixel offsets"});
-  s.assume({paren(C) + " * " + paren(H) + " * " + paren(W), "<", "2147483648", "32-bit offsets into an image"});
+  if (sp == 3) {
+    const std::string D = tg.dim(x, 2);
+    s.assume({D, "<", "16384", "coordinates below the gather's sentinel"});
+    s.assume({paren(C) + " * " + paren(D) + " * " + paren(H) + " * " + paren(W), "<", "2147483648",
+              "32-bit offsets into a volume"});
+  } else {
+    s.assume({paren(C) + " * " + paren(H) + " * " + paren(W), "<", "2147483648", "32-bit offsets into an image"});
+  }
   if (s.facts().front().at("elem_bytes") == 2) s.assume({K + " % 2", "==", "0", "16-bit weights copied 4 bytes at a time"});
 }
 
@@ -272,20 +311,20 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
   for (size_t p = 0; p < g.nodes.size(); ++p) {
     const std::string& op = g.nodes[p].op;
     if (op == "linear" || op == "matmul" || op.rfind("conv", 0) == 0) {
-      if (m.main >= 0 || (op != "conv2d" && op != "conv1d")) return none;
+      if (m.main >= 0 || (op != "conv2d" && op != "conv1d" && op != "conv3d")) return none;
       m.main = static_cast<int>(p);
     }
   }
   if (m.main < 0) return none;
   const Node& main = g.nodes[static_cast<size_t>(m.main)];
-  m.spatial = main.op == "conv1d" ? 1 : 2;
+  m.spatial = main.op == "conv1d" ? 1 : main.op == "conv3d" ? 3 : 2;
   m.x = main.inputs[0];
   m.w = main.inputs[1];
   m.bias = main.inputs.size() > 2 ? main.inputs[2] : -1;
   m.t = main.outputs.front();
   m.elem = info(g, m.x).dtype;
   m.out = info(g, o).dtype;
-  const int rank = m.spatial + 2;  // batched NCHW (NCL) only
+  const int rank = m.spatial + 2;  // batched NCHW (NCL, NCDHW) only
   if (!is_float(m.elem) || info(g, m.w).dtype != m.elem || tg.input_index(m.x) < 0 || tg.input_index(m.w) < 0) return none;
   if (tg.rank(m.x) != rank || tg.rank(m.w) != rank || tg.rank(m.t) != rank || tg.rank(o) != rank) return none;
   if (m.out != DType::Float32 && m.out != m.elem) return none;
@@ -294,12 +333,18 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
 
   Geometry& ge = m.geo;
   ge.groups = main.attrs.count("groups") ? attr_int(main, "groups") : 1;
-  const int sp = m.spatial;
-  ge.sh = spatial_attr(main, "stride", sp, 0, 1), ge.sw = spatial_attr(main, "stride", sp, 1, 1);
-  ge.ph = spatial_attr(main, "padding", sp, 0, 0), ge.pw = spatial_attr(main, "padding", sp, 1, 0);
-  ge.dh = spatial_attr(main, "dilation", sp, 0, 1), ge.dw = spatial_attr(main, "dilation", sp, 1, 1);
+  const int sp = m.spatial, h = sp == 3 ? 1 : 0;  // h: the height's spatial dim
+  ge.sh = spatial_attr(main, "stride", sp, h, 1), ge.sw = spatial_attr(main, "stride", sp, h + 1, 1);
+  ge.ph = spatial_attr(main, "padding", sp, h, 0), ge.pw = spatial_attr(main, "padding", sp, h + 1, 0);
+  ge.dh = spatial_attr(main, "dilation", sp, h, 1), ge.dw = spatial_attr(main, "dilation", sp, h + 1, 1);
   const auto& ws0 = info(g, m.w).shape;
-  ge.kh = sp == 1 ? 1 : ws0[2], ge.kw = ws0[rank - 1];
+  ge.kh = sp == 1 ? 1 : ws0[rank - 2], ge.kw = ws0[rank - 1];
+  if (sp == 3) {
+    ge.sd = spatial_attr(main, "stride", sp, 0, 1), ge.pd = spatial_attr(main, "padding", sp, 0, 0);
+    ge.dd = spatial_attr(main, "dilation", sp, 0, 1), ge.kd = ws0[2];
+    // The tap table packs conv3d's three window shifts into 32 bits (Im2col3d::pack).
+    if (ge.dd * (ge.kd - 1) >= 1023 || ge.dh * (ge.kh - 1) >= 2047 || ge.dw * (ge.kw - 1) >= 2047) return none;
+  }
   if (ge.groups < 1) return none;
 
   m.tail = elementwise_region(g, o, [&](int v) { return v == m.t || tg.input_index(v) >= 0; }, m.elem != DType::Float32);
@@ -329,11 +374,12 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
   int64_t kmax = 0;
   for (size_t w = 0; w < tg.workloads(); ++w) {
     const auto &xs = info(tg.graph(w), m.x).shape, &wsh = info(tg.graph(w), m.w).shape, &ys = info(tg.graph(w), o).shape;
-    if ((sp == 2 && wsh[2] != ge.kh) || wsh[rank - 1] != ge.kw) return none;
-    const int64_t C = xs[1], H = sp == 1 ? 1 : xs[2], W = xs[rank - 1], OC = ys[1];
-    const int64_t M = ys[0] * (sp == 1 ? 1 : ys[2]) * ys[rank - 1], K = C / ge.groups * ge.kh * ge.kw;
-    if (C % ge.groups || OC % ge.groups || H >= 16384 || W >= 16384 || M >= (int64_t{1} << 31) ||
-        C * H * W >= (int64_t{1} << 31) || K >= (int64_t{1} << 24))
+    if ((sp == 3 && wsh[2] != ge.kd) || (sp >= 2 && wsh[rank - 2] != ge.kh) || wsh[rank - 1] != ge.kw) return none;
+    const int64_t C = xs[1], D = sp == 3 ? xs[2] : 1, H = sp == 1 ? 1 : xs[rank - 2], W = xs[rank - 1], OC = ys[1];
+    const int64_t M = ys[0] * (sp == 3 ? ys[2] : 1) * (sp == 1 ? 1 : ys[rank - 2]) * ys[rank - 1],
+                  K = C / ge.groups * ge.kd * ge.kh * ge.kw;
+    if (C % ge.groups || OC % ge.groups || D >= 16384 || H >= 16384 || W >= 16384 || M >= (int64_t{1} << 31) ||
+        C * D * H * W >= (int64_t{1} << 31) || K >= (int64_t{1} << 24))
       return none;
     if (e == 2 && K % 2) return none;  // 16-bit weights are copied 4 bytes at a time at least
     tf32 = tf32 && tf32_admitted(tg.task(), K);

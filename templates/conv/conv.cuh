@@ -7,7 +7,8 @@
 // to NHWC and the weight to [OC, KH, KW, C / G], and the A tile is gathered in 16-byte chunks of
 // channels, four (fp32) or eight (16-bit) taps per copy and bounds check. The epilogue applies the
 // generated tail and scatters the [M, OC] tile to NCHW, from the registers or staged through
-// shared memory so that stores run along OW.
+// shared memory so that stores run along OW. A conv3d (NCDHW, a Geometry with a kernel depth) is the
+// same kernel over Im2col3d's index math: M = N * OD * OH * OW, K = C / G * KD * KH * KW.
 #pragma once
 
 #include "../gemm/gemm.cuh"
@@ -31,9 +32,9 @@ enum class ConvEpilogue { Registers = 0, Staged = 1 };
 
 template <typename T, typename TOut>
 struct ConvOperands {
-  const T* __restrict__ x;  // [N, C, H, W]
-  const T* __restrict__ w;  // [OC, C / G, KH, KW]
-  TOut* __restrict__ y;     // [N, OC, OH, OW]
+  const T* __restrict__ x;  // [N, C, H, W] (conv3d: [N, C, D, H, W])
+  const T* __restrict__ w;  // [OC, C / G, KH, KW] ([OC, C / G, KD, KH, KW])
+  TOut* __restrict__ y;     // [N, OC, OH, OW] ([N, OC, OD, OH, OW])
   ConvShape shape;
 };
 
@@ -80,7 +81,7 @@ struct ThreadShare {
 // The A tile of k tile kt gathered from NCHW x into the mainloop's swizzled [kBM][kBK] layout.
 template <typename T, typename Geo, int kBM, int kBK, int kThreads, TapOffsets kOffsets>
 struct GatherNchw {
-  using Ix = Im2col<Geo>;
+  using Ix = ConvIndex<Geo>;
   using Tile = SmemTile<T, kBM, kBK, false>;
   using Share = ThreadShare<kBM, kBK, kThreads>;
   typename Ix::Row rows[Share::kRows];
@@ -116,7 +117,7 @@ struct GatherNchw {
 // channels in x). A thread keeps one chunk column and kPer rows, whose window corners it computes once.
 template <typename T, typename Geo, int kBM, int kBK, int kThreads, TapOffsets kOffsets>
 struct GatherNhwc {
-  using Ix = Im2col<Geo>;
+  using Ix = ConvIndex<Geo>;
   using Tile = SmemTile<T, kBM, kBK, false>;
   static constexpr int kChunkElems = 16 / Element<T>::kBytes, kChunksPerRow = kBK / kChunkElems;
   static_assert(kThreads % kChunksPerRow == 0, "a thread keeps one chunk column");
@@ -149,7 +150,7 @@ struct GatherNhwc {
 
 // The plan's first kernels for kLayout = Nhwc. x [N, C, H * W] -> [N, H * W, C] through 32 x 32
 // tiles in shared memory, so that both the reads and the writes are coalesced; grid
-// (ceil(H * W / 32), ceil(C / 32), N), block (32, 8).
+// (ceil(H * W / 32), ceil(C / 32), N), block (32, 8). A conv3d's x is the same with HW = D * H * W.
 template <typename T>
 __device__ __forceinline__ void conv_x_to_nhwc(const T* __restrict__ x, T* __restrict__ xt, int C, int HW) {
   __shared__ T tile[32][33];
@@ -161,10 +162,11 @@ __device__ __forceinline__ void conv_x_to_nhwc(const T* __restrict__ x, T* __res
   for (int j = threadIdx.y; j < 32; j += 8)
     if (p0 + j < HW && c0 + threadIdx.x < C) xt[(n * HW + p0 + j) * C + c0 + threadIdx.x] = tile[threadIdx.x][j];
 }
-// w [OC, C / G, KH * KW] -> [OC, KH * KW, C / G]: one thread per element (the weight is small).
+// w [OC, C / G, KH * KW] -> [OC, KH * KW, C / G] (conv3d: KD * KH * KW taps): one thread per
+// element (the weight is small).
 template <typename T, typename Geo>
 __device__ __forceinline__ void conv_w_to_nhwc(const T* __restrict__ w, T* __restrict__ wt, int OC, int Cg) {
-  constexpr int kTaps = Geo::KH * Geo::KW;
+  constexpr int kTaps = ConvIndex<Geo>::kTaps;
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x, K = (long long)Cg * kTaps;
   if (i >= OC * K) return;
   const long long oc = i / K;
@@ -238,7 +240,7 @@ template <typename Cfg, typename Geo, typename Tail>
 __device__ __forceinline__ void conv2d(const ConvOperands<typename Cfg::T, typename Cfg::TOut>& op,
                                        const typename Tail::Params& tp) {
   using T = typename Cfg::T;
-  using Ix = Im2col<Geo>;
+  using Ix = ConvIndex<Geo>;
   extern __shared__ __align__(1024) char smem[];
   const ConvShape& s = op.shape;
   const int M = Ix::gemm_m(s), OCg = Ix::gemm_n(s), K = Ix::gemm_k(s), g = blockIdx.y, tid = threadIdx.x;
@@ -302,6 +304,15 @@ __device__ __forceinline__ void conv2d(const ConvOperands<typename Cfg::T, typen
       if (n0 + c + 1 < OCg) conv_store<Tail>(op.y, tp, v1, Ix::out_index(s, pixel, oc0 + c + 1), oc0 + c + 1);
     });
   }
+}
+
+// conv3d: conv2d's kernel, whose Geometry's kernel depth selects Im2col3d (ConvIndex); the name says
+// which index math a generated kernel asks for.
+template <typename Cfg, typename Geo, typename Tail>
+__device__ __forceinline__ void conv3d(const ConvOperands<typename Cfg::T, typename Cfg::TOut>& op,
+                                       const typename Tail::Params& tp) {
+  static_assert(Geo::KD >= 1, "a conv3d Geometry has a kernel depth");
+  conv2d<Cfg, Geo, Tail>(op, tp);
 }
 
 }  // namespace kevo

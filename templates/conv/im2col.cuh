@@ -1,6 +1,6 @@
 // kevo template family "conv", index math: where element (m, k) of the implicit GEMM's A operand
-// (the im2col matrix of an NCHW input, never stored) and element (m, oc) of its result lie in
-// the convolution's input and output. Plain C++ with no instruction of its own, so that the host
+// (the im2col matrix of an NCHW or NCDHW input, never stored) and element (m, oc) of its result lie
+// in the convolution's input and output. Plain C++ with no instruction of its own, so that the host
 // test (tests/mutate/host/conv_index_host_test.cpp, through tests/mutate/host/cuda_host_shim.h)
 // checks it against a direct convolution.
 #pragma once
@@ -9,9 +9,11 @@
 
 namespace kevo {
 
-// Sizes known only at run time (they vary between workloads). C and OC count every group.
+// Sizes known only at run time (they vary between workloads). C and OC count every group. D and
+// OD are conv3d's depths; conv2d's index math (Im2col) never reads them.
 struct ConvShape {
   int N, C, H, W, OC, OH, OW;
+  int D = 1, OD = 1;
 };
 
 // The implicit GEMM of one group g: M = N * OH * OW output pixels (m = (n * OH + oh) * OW + ow),
@@ -100,5 +102,107 @@ struct Im2col {
     return pixel + (long long)oc * s.OH * s.OW;
   }
 };
+
+// The same for conv3d: x[N, C, D, H, W], w[OC, C / G, KD, KH, KW], y[N, OC, OD, OH, OW]. M = N * OD
+// * OH * OW (m = ((n * OD + od) * OH + oh) * OW + ow), K = C / G * KD * KH * KW (k = ((c * KD + t) *
+// KH + r) * KW + q, the weight's order). Geo adds KD, SD, PD, DD to the 2-D constants. A separate
+// struct rather than a depth of 1 inside Im2col, so that conv2d's rows, taps and table entries (and
+// the registers and instructions they cost) stay what they were.
+template <typename Geo>
+struct Im2col3d {
+  static constexpr int kPlaneTaps = Geo::KH * Geo::KW, kTaps = Geo::KD * kPlaneTaps;
+  static constexpr int kFar = 1 << 24;  // as Im2col's: past any D, H or W the lowering accepts
+  // A table entry's shifts, packed into 32 bits: depth 10 bits, height and width 11 each; all ones
+  // marks a far tap, so the lowering keeps DD * (KD - 1) below 1023 and the others below 2047.
+  static constexpr unsigned kDepthMask = 0x3ff, kPlaneMask = 0x7ff;
+
+  struct Row {
+    long long base;
+    int id0, ih0, iw0;
+  };
+  struct Tap {
+    int off, dd, dh, dw;
+  };
+
+  static __device__ __forceinline__ int gemm_m(const ConvShape& s) { return s.N * s.OD * s.OH * s.OW; }
+  static __device__ __forceinline__ int gemm_n(const ConvShape& s) { return s.OC / Geo::G; }
+  static __device__ __forceinline__ int gemm_k(const ConvShape& s) { return s.C / Geo::G * kTaps; }
+
+  // Output pixel m: its batch index n and its window's corner (id0, ih0, iw0), possibly outside x.
+  static __device__ __forceinline__ void corner(const ConvShape& s, int m, int& n, int& id0, int& ih0, int& iw0) {
+    const int ohw = s.OH * s.OW, odhw = s.OD * ohw;
+    n = m / odhw;
+    const int p = m - n * odhw, od = p / ohw, q = p - od * ohw, oh = q / s.OW, ow = q - oh * s.OW;
+    id0 = od * Geo::SD - Geo::PD, ih0 = oh * Geo::SH - Geo::PH, iw0 = ow * Geo::SW - Geo::PW;
+  }
+
+  static __device__ __forceinline__ Row row(const ConvShape& s, int m, int g) {
+    if (m >= gemm_m(s)) return {0, kFar, kFar, kFar};
+    int n, id0, ih0, iw0;
+    corner(s, m, n, id0, ih0, iw0);
+    const long long plane = (long long)n * s.C + (long long)g * (s.C / Geo::G);
+    return {plane * s.D * s.H * s.W + ((long long)id0 * s.H + ih0) * s.W + iw0, id0, ih0, iw0};
+  }
+
+  static __device__ __forceinline__ Tap tap(const ConvShape& s, int k) {
+    if (k >= gemm_k(s)) return {0, kFar, kFar, kFar};
+    const int c = k / kTaps, trs = k - c * kTaps, t = trs / kPlaneTaps, rs = trs - t * kPlaneTaps;
+    const int r = rs / Geo::KW, q = rs - r * Geo::KW;
+    const int dd = t * Geo::DD, dh = r * Geo::DH, dw = q * Geo::DW;
+    return {c * s.D * s.H * s.W + (dd * s.H + dh) * s.W + dw, dd, dh, dw};
+  }
+
+  // NDHWC (the plan's copy; the weight as [OC, KD, KH, KW, C / G]): k = ((t * KH + r) * KW + q) * C / G + c.
+  static __device__ __forceinline__ Row row_nhwc(const ConvShape& s, int m, int g) {
+    if (m >= gemm_m(s)) return {0, kFar, kFar, kFar};
+    int n, id0, ih0, iw0;
+    corner(s, m, n, id0, ih0, iw0);
+    return {((((long long)n * s.D + id0) * s.H + ih0) * s.W + iw0) * s.C + (long long)g * (s.C / Geo::G), id0, ih0, iw0};
+  }
+  static __device__ __forceinline__ Tap tap_nhwc(const ConvShape& s, int k) {
+    if (k >= gemm_k(s)) return {0, kFar, kFar, kFar};
+    const int cg = s.C / Geo::G, trs = k / cg, c = k - trs * cg, t = trs / kPlaneTaps, rs = trs - t * kPlaneTaps;
+    const int r = rs / Geo::KW, q = rs - r * Geo::KW;
+    const int dd = t * Geo::DD, dh = r * Geo::DH, dw = q * Geo::DW;
+    return {((dd * s.H + dh) * s.W + dw) * s.C + c, dd, dh, dw};
+  }
+
+  static __device__ __forceinline__ void pack(const Tap& t, int& off, int& shifts) {
+    off = t.off;
+    shifts = t.dd >= kFar ? -1
+                          : (int)(((unsigned)t.dd << 22) | ((unsigned)t.dh << 11) | (unsigned)t.dw);
+  }
+  static __device__ __forceinline__ Tap unpack(int off, int shifts) {
+    const unsigned u = (unsigned)shifts, dd = u >> 22, dh = (u >> 11) & kPlaneMask, dw = u & kPlaneMask;
+    return {off, dd == kDepthMask ? kFar : (int)dd, dh == kPlaneMask ? kFar : (int)dh, dw == kPlaneMask ? kFar : (int)dw};
+  }
+
+  static __device__ __forceinline__ bool inside(const ConvShape& s, const Row& r, const Tap& t) {
+    return (unsigned)(r.id0 + t.dd) < (unsigned)s.D && (unsigned)(r.ih0 + t.dh) < (unsigned)s.H &&
+           (unsigned)(r.iw0 + t.dw) < (unsigned)s.W;
+  }
+  static __device__ __forceinline__ long long offset(const Row& r, const Tap& t) { return r.base + t.off; }
+
+  // y[N, OC, OD, OH, OW]: the pixel's part once per row, plus oc * OD * OH * OW.
+  static __device__ __forceinline__ long long out_pixel(const ConvShape& s, int m) {
+    const int odhw = s.OD * s.OH * s.OW, n = m / odhw;
+    return (long long)n * s.OC * odhw + (m - n * odhw);
+  }
+  static __device__ __forceinline__ long long out_index(const ConvShape& s, long long pixel, int oc) {
+    return pixel + (long long)oc * s.OD * s.OH * s.OW;
+  }
+};
+
+// The index math of a Geometry: Im2col3d where it has a kernel depth (KD), Im2col otherwise.
+template <typename Geo, typename = int>
+struct ConvIndexOf {
+  using type = Im2col<Geo>;
+};
+template <typename Geo>
+struct ConvIndexOf<Geo, decltype((void)Geo::KD, 0)> {
+  using type = Im2col3d<Geo>;
+};
+template <typename Geo>
+using ConvIndex = typename ConvIndexOf<Geo>::type;
 
 }  // namespace kevo

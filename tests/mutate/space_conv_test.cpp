@@ -1,5 +1,5 @@
 // The conv family as the search relies on it: conv2d (and conv1d) tasks get a conv space beside the
-// library's, with the graph's strides, padding, dilation and groups fixed in the generated code and
+// library's, conv3d tasks one of their own, with the graph's strides, padding, dilation and groups fixed in the generated code and
 // the elementwise tail in the epilogue; the space is large; reduced precision only where the
 // tolerance admits it; weights whose rows are not whole 16-byte chunks are copied 4 bytes at a
 // time; the NHWC layout's plan copies x and the weight first; sampled genomes compile with NVRTC
@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <set>
@@ -26,12 +27,13 @@ namespace {
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 
 // The convolution tasks: the development task, its 16-bit versions and the test contracts of
-// strides, groups, odd K and conv1d.
+// strides, groups, odd K, conv1d and conv3d.
 const std::vector<std::string>& conv_tasks() {
   static const std::vector<std::string> files = {
       "tasks/14_conv2d_relu_bias.json", "tasks/half/conv2d_relu_bias_bf16.json", "tasks/half/conv2d_relu_bias_fp16.json",
       "tests/data/tasks/conv2d_strided_grouped.json", "tests/data/tasks/conv2d_rgb_stem.json",
-      "tests/data/tasks/conv1d_gelu.json"};
+      "tests/data/tasks/conv1d_gelu.json", "tests/data/tasks/conv3d_strided_grouped.json",
+      "tests/data/tasks/conv3d_asymmetric_rgb.json"};
   return files;
 }
 
@@ -180,6 +182,108 @@ TEST(ConvSpaces, Conv1dIsAConv2dOfHeightOne) {
   EXPECT_NE(text.find("{\"int\":\"N\"},{\"int\":\"12\"},{\"int\":\"1\"},{\"int\":\"L\"},{\"int\":\"48\"},{\"int\":\"1\"},{\"int\":\"L\"}"),
             std::string::npos)
       << text;
+}
+
+// conv3d: the depth's kernel size, stride, padding and dilation reach the generated geometry, the
+// kernel takes D and OD and asks for conv3d's index math, M counts the output depth, the NHWC
+// plan copies x as [N, D, H, W, C], and the space has room to search (no generic baseline beside it).
+TEST(ConvSpaces, Conv3dIsTheSameKernelWithADepth) {
+  Task task = load_task(kRoot + "tests/data/tasks/conv3d_strided_grouped.json");
+  std::set<std::string> ids;
+  for (const auto& s : lower(task)) ids.insert(s->id());
+  EXPECT_EQ(ids, (std::set<std::string>{"conv/conv3d"}));
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  EXPECT_GT(estimate_legal(*s, 20000), 1e4);
+  std::mt19937_64 rng(33);
+  const Genome g = genome_with(*s, "kLayout", 0, rng);
+  const std::string text = s->render(g);
+  EXPECT_NE(text.find("KD = 3, KH = 3, KW = 3, SD = 1, SH = 2, SW = 2, PD = 2, PH = 1, PW = 1, DD = 2, DH = 1, DW = 1, "
+                      "G = 2;"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("int N, int C, int D, int H, int W, int OC, int OD, int OH, int OW) {"), std::string::npos);
+  EXPECT_NE(text.find("op{x, w, y, {N, C, H, W, OC, OH, OW, D, OD}};\n  kevo::conv3d<Config, Geometry, Tail>"),
+            std::string::npos);
+  EXPECT_NE(text.find("acc + kevo::load_float(p.in_bias_bias + ch);"), std::string::npos);
+  EXPECT_NE(text.find("kevo::load_float(p.in_r + idx)"), std::string::npos);
+  EXPECT_NE(text.find("kevo::load_float(p.in_scale + ch)"), std::string::npos);
+  EXPECT_NE(text.find("{\"int\":\"N\"},{\"int\":\"16\"},{\"int\":\"D\"},{\"int\":\"H\"},{\"int\":\"W\"},{\"int\":\"32\"},"
+                      "{\"int\":\"D\"},{\"int\":\"((H - 1) // 2 + 1)\"},{\"int\":\"((W - 1) // 2 + 1)\"}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"grid\":[\"((N * D * (((H - 1) // 2 + 1)) * (((W - 1) // 2 + 1)) + "), std::string::npos) << text;
+  Candidate c = parse_candidate(text, g.to_string() + ".cu", task);
+  EXPECT_EQ(c.plan.steps.size(), 1u);
+
+  const std::string nhwc = s->render(genome_with(*s, "kLayout", 1, rng));
+  EXPECT_NE(nhwc.find("\"conv_x_nhwc\": {\"dtype\":\"float32\",\"shape\":[\"N\",\"D\",\"H\",\"W\",\"16\"]}"), std::string::npos)
+      << nhwc;
+  EXPECT_NE(nhwc.find("{\"int\":\"D * H * W\"}"), std::string::npos) << nhwc;  // the pixels the x copy transposes
+  EXPECT_NE(nhwc.find("\"shape\":[\"32\",\"16 // 2 * 27\"]"), std::string::npos) << nhwc;  // the weight's K taps
+}
+
+// K = 3 * 3 * 5 * 7 = 315 fp32 taps over 3 channels: 4-byte weight copies and the NCDHW gather only;
+// the asymmetric kernel's 'same' padding per dimension.
+TEST(ConvSpaces, Conv3dWithAnAsymmetricKernelAndOddK) {
+  Task task = load_task(kRoot + "tests/data/tasks/conv3d_asymmetric_rgb.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(34);
+  for (int i = 0; i < 100; ++i) {
+    const Genome g = s->random_genome(rng);
+    EXPECT_EQ(value(*s, g, "kWeightCopy"), 4);
+    EXPECT_EQ(value(*s, g, "kLayout"), 0);
+  }
+  const std::string text = s->render(s->random_genome(rng));
+  EXPECT_NE(text.find("KD = 3, KH = 5, KW = 7, SD = 1, SH = 1, SW = 1, PD = 1, PH = 2, PW = 3, DD = 1, DH = 1, DW = 1, "
+                      "G = 1;"),
+            std::string::npos)
+      << text;
+}
+
+// A 16-bit conv3d (the contract above in bf16): native products only, and both gathers (the
+// register loads of NCDHW and the 16-byte chunks of NDHWC: C/G = 8) compile for sm_90a.
+TEST(ConvSpaces, Conv3dInBf16TakesNativeProductsAndBothGathersCompile) {
+  std::ifstream in(kRoot + "tests/data/tasks/conv3d_strided_grouped.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (size_t at; (at = text.find("\"float32\"")) != std::string::npos;) text.replace(at, 9, "\"bfloat16\"");
+  const size_t tol = text.find("\"tolerance\"");
+  ASSERT_NE(tol, std::string::npos);
+  text.replace(tol, text.find('}', tol) - tol + 1, "\"tolerance\": {\"atol\": 0.02, \"rtol\": 0.02}");
+  Task task = parse_task(text, "conv3d_strided_grouped_bf16.json");
+  auto s = conv_space(task, "sm_90a");
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(36);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*s, s->random_genome(rng), "kPrecision"), 2);
+  for (int layout : {0, 1}) {
+    const Genome g = genome_with(*s, "kLayout", layout, rng);
+    Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
+    eval::BuildRequest req;
+    req.source = c.source;
+    req.name_expressions = c.kernel_names();
+    req.arch = "sm_90a";
+    req.use_cache = false;
+    eval::BuildResult r = eval::build(req);
+    EXPECT_EQ(r.status, eval::BuildStatus::Ok) << g.to_string() << ": " << r.error << "\n" << r.log;
+  }
+}
+
+// conv2d's generated code has no depth: its Geometry and kernel are what they were before conv3d
+// (their replays and exported kernels stay valid).
+TEST(ConvSpaces, Conv2dRendersWithoutADepth) {
+  Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(35);
+  const std::string text = s->render(s->random_genome(rng));
+  const std::string generated = text.substr(text.find("// The op graph (first workload)"));
+  EXPECT_EQ(generated.find("KD = "), std::string::npos) << generated;
+  EXPECT_NE(generated.find("int N, int C, int H, int W, int OC, int OH, int OW) {\n"
+                           "  const kevo::ConvOperands<float, float> op{x, w, y, {N, C, H, W, OC, OH, OW}};\n"
+                           "  kevo::conv2d<Config, Geometry, Tail>"),
+            std::string::npos)
+      << generated;
 }
 
 // cuobjdump: $KEVO_CUOBJDUMP, the toolkit's, or the PyPI wheels in .deps/cuda-tools; "" when none.

@@ -1,12 +1,14 @@
 // The conv family's index math (templates/conv/im2col.cuh) checked on the CPU: the implicit GEMM
 // it describes (A gathered tap by tap with its bounds checks, the weight as B, results scattered
 // to NCHW) must equal a direct convolution written from torch's definition, for strides,
-// padding, dilation, groups, odd sizes and conv1d as height 1, with taps computed or read back
-// from the packed table, gathering from x itself (NCHW) or from its NHWC copy (with the weight
-// reordered as the plan's first kernels do). A wrong offset, bound or scatter shows here before a GPU sees it.
+// padding, dilation, groups, odd sizes, conv1d as height 1 and conv3d (Im2col3d), with taps
+// computed or read back from the packed table, gathering from x itself (NCHW, NCDHW) or from its
+// NHWC (NDHWC) copy (with the weight reordered as the plan's first kernels do). A wrong offset,
+// bound or scatter shows here before a GPU sees it.
 #include <gtest/gtest.h>
 
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_host_shim.h"  // im2col.cuh is plain C++ apart from its qualifiers (and common.cuh's)
@@ -17,6 +19,12 @@ namespace {
 template <int kKH, int kKW, int kSH, int kSW, int kPH, int kPW, int kDH, int kDW, int kG>
 struct Geo {
   static constexpr int KH = kKH, KW = kKW, SH = kSH, SW = kSW, PH = kPH, PW = kPW, DH = kDH, DW = kDW, G = kG;
+};
+// A conv3d's: kernel, stride, padding and dilation along depth, height and width, then groups.
+template <int kKD, int kKH, int kKW, int kSD, int kSH, int kSW, int kPD, int kPH, int kPW, int kDD, int kDH, int kDW, int kG>
+struct Geo3 {
+  static constexpr int KD = kKD, KH = kKH, KW = kKW, SD = kSD, SH = kSH, SW = kSW, PD = kPD, PH = kPH, PW = kPW,
+                       DD = kDD, DH = kDH, DW = kDW, G = kG;
 };
 
 // y[n, oc, oh, ow] = sum over c < C/G, r, s of x[n, g*C/G + c, oh*SH - PH + r*DH, ow*SW - PW + s*DW] * w[oc, c, r, s]
@@ -44,15 +52,45 @@ std::vector<double> direct(const kevo::ConvShape& s, const std::vector<float>& x
   return y;
 }
 
+// y[n, oc, od, oh, ow] = sum over c < C/G, t, r, q of x[n, g*C/G + c, od*SD - PD + t*DD, oh*SH - PH + r*DH,
+// ow*SW - PW + q*DW] * w[oc, c, t, r, q], taps outside the volume counting zero.
+template <typename G>
+std::vector<double> direct3d(const kevo::ConvShape& s, const std::vector<float>& x, const std::vector<float>& w) {
+  std::vector<double> y(static_cast<size_t>(s.N) * s.OC * s.OD * s.OH * s.OW);
+  const int cg = s.C / G::G, ocg = s.OC / G::G;
+  size_t i = 0;
+  for (int n = 0; n < s.N; ++n)
+    for (int oc = 0; oc < s.OC; ++oc)
+      for (int od = 0; od < s.OD; ++od)
+        for (int oh = 0; oh < s.OH; ++oh)
+          for (int ow = 0; ow < s.OW; ++ow, ++i) {
+            double acc = 0;
+            for (int c = 0; c < cg; ++c)
+              for (int t = 0; t < G::KD; ++t)
+                for (int r = 0; r < G::KH; ++r)
+                  for (int q = 0; q < G::KW; ++q) {
+                    const int id = od * G::SD - G::PD + t * G::DD, ih = oh * G::SH - G::PH + r * G::DH,
+                              iw = ow * G::SW - G::PW + q * G::DW;
+                    if (id < 0 || id >= s.D || ih < 0 || ih >= s.H || iw < 0 || iw >= s.W) continue;
+                    const size_t ci = static_cast<size_t>(n) * s.C + oc / ocg * cg + c;
+                    acc += double(x[((ci * s.D + id) * s.H + ih) * s.W + iw]) *
+                           w[(((static_cast<size_t>(oc) * cg + c) * G::KD + t) * G::KH + r) * G::KW + q];
+                  }
+            y[i] = acc;
+          }
+  return y;
+}
+
 // The implicit GEMM as the kernel walks it: per group, A[m, k] through row/tap/inside/offset
 // (taps from the packed table when `table`), B[oc, k] = the group's weight rows, stores at
 // out_index(out_pixel(m), oc). Every y element must be written exactly once.
 // x [N, C, H, W] -> [N, H, W, C] and w [OC, C/G, KH, KW] -> [OC, KH, KW, C/G], as conv_x_to_nhwc
-// and conv_w_to_nhwc (templates/conv/conv.cuh) do.
+// and conv_w_to_nhwc (templates/conv/conv.cuh) do (conv3d: D * H * W pixels, KD * KH * KW taps;
+// D = 1 for conv2d).
 template <typename G>
 void to_nhwc(const kevo::ConvShape& s, std::vector<float>& x, std::vector<float>& w) {
   std::vector<float> xt(x.size()), wt(w.size());
-  const int hw = s.H * s.W, cg = s.C / G::G, taps = G::KH * G::KW;
+  const int hw = s.D * s.H * s.W, cg = s.C / G::G, taps = kevo::ConvIndex<G>::kTaps;
   for (int n = 0; n < s.N; ++n)
     for (int c = 0; c < s.C; ++c)
       for (int p = 0; p < hw; ++p)
@@ -68,10 +106,10 @@ void to_nhwc(const kevo::ConvShape& s, std::vector<float>& x, std::vector<float>
 template <typename G>
 std::vector<double> implicit_gemm(const kevo::ConvShape& s, std::vector<float> x, std::vector<float> w, bool table,
                                   bool nhwc, std::vector<int>& writes) {
-  using Ix = kevo::Im2col<G>;
+  using Ix = kevo::ConvIndex<G>;
   if (nhwc) to_nhwc<G>(s, x, w);
   const int M = Ix::gemm_m(s), OCg = Ix::gemm_n(s), K = Ix::gemm_k(s);
-  std::vector<double> y(static_cast<size_t>(s.N) * s.OC * s.OH * s.OW, 0.0);
+  std::vector<double> y(static_cast<size_t>(s.N) * s.OC * s.OD * s.OH * s.OW, 0.0);
   writes.assign(y.size(), 0);
   const int k_pad = (K + 15) / 16 * 16;  // the kernel's table covers whole k tiles; taps past K fail the bounds
   std::vector<typename Ix::Tap> taps;
@@ -112,17 +150,18 @@ std::vector<double> implicit_gemm(const kevo::ConvShape& s, std::vector<float> x
   return y;
 }
 
+// The implicit GEMM in all four ways (layout, taps) against the direct convolution on random x, w.
 template <typename G>
-void check(int n, int c, int h, int w, int oc) {
-  const int oh = (h + 2 * G::PH - G::DH * (G::KH - 1) - 1) / G::SH + 1;
-  const int ow = (w + 2 * G::PW - G::DW * (G::KW - 1) - 1) / G::SW + 1;
-  const kevo::ConvShape s{n, c, h, w, oc, oh, ow};
+void compare(const kevo::ConvShape& s) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> x(static_cast<size_t>(n) * c * h * w), wt(static_cast<size_t>(oc) * (c / G::G) * G::KH * G::KW);
+  std::vector<float> x(static_cast<size_t>(s.N) * s.C * s.D * s.H * s.W),
+      wt(static_cast<size_t>(s.OC) * (s.C / G::G) * kevo::ConvIndex<G>::kTaps);
   for (float& v : x) v = u(rng);
   for (float& v : wt) v = u(rng);
-  const std::vector<double> want = direct<G>(s, x, wt);
+  std::vector<double> want;
+  if constexpr (std::is_same_v<kevo::ConvIndex<G>, kevo::Im2col3d<G>>) want = direct3d<G>(s, x, wt);
+  else want = direct<G>(s, x, wt);
   for (bool nhwc : {false, true})
     for (bool table : {false, true}) {
       std::vector<int> writes;
@@ -135,11 +174,35 @@ void check(int n, int c, int h, int w, int oc) {
     }
 }
 
+int out_size(int in, int k, int stride, int pad, int dil) { return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1; }
+
+template <typename G>
+void check(int n, int c, int h, int w, int oc) {
+  compare<G>({n, c, h, w, oc, out_size(h, G::KH, G::SH, G::PH, G::DH), out_size(w, G::KW, G::SW, G::PW, G::DW)});
+}
+
+template <typename G>
+void check3d(int n, int c, int d, int h, int w, int oc) {
+  compare<G>({n, c, h, w, oc, out_size(h, G::KH, G::SH, G::PH, G::DH), out_size(w, G::KW, G::SW, G::PW, G::DW), d,
+              out_size(d, G::KD, G::SD, G::PD, G::DD)});
+}
+
 TEST(ConvIndexHost, PlainThreeByThree) { check<Geo<3, 3, 1, 1, 0, 0, 1, 1, 1>>(2, 8, 16, 16, 16); }
 TEST(ConvIndexHost, StridePaddingDilationGroupsOnOddSizes) { check<Geo<3, 3, 2, 2, 1, 1, 2, 2, 4>>(3, 8, 13, 11, 12); }
 TEST(ConvIndexHost, StemSevenBySevenStrideTwoPaddingThree) { check<Geo<7, 7, 2, 2, 3, 3, 1, 1, 1>>(1, 3, 15, 13, 8); }
 TEST(ConvIndexHost, UnequalStridesAndPaddingAlongHeightAndWidth) { check<Geo<2, 5, 3, 1, 1, 2, 1, 3, 2>>(2, 4, 10, 17, 6); }
 TEST(ConvIndexHost, DepthwiseGroups) { check<Geo<3, 3, 1, 1, 1, 1, 1, 1, 6>>(2, 6, 7, 9, 6); }
 TEST(ConvIndexHost, Conv1dAsHeightOne) { check<Geo<1, 5, 1, 1, 0, 2, 1, 1, 1>>(2, 3, 1, 19, 4); }
+
+// conv3d: a Geometry with a kernel depth takes Im2col3d, whose packed table entry holds three shifts.
+TEST(ConvIndexHost, Conv3dPlainThreeCubed) { check3d<Geo3<3, 3, 3, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1>>(2, 4, 6, 7, 8, 8); }
+TEST(ConvIndexHost, Conv3dStrideTwoPaddingDilationGroupsOnOddSizes) {
+  check3d<Geo3<3, 3, 3, 2, 2, 2, 1, 1, 1, 2, 2, 2, 4>>(2, 8, 9, 11, 7, 12);
+}
+TEST(ConvIndexHost, Conv3dUnequalKernelStridesPaddingAndDilationPerDimension) {
+  check3d<Geo3<2, 3, 5, 1, 2, 1, 1, 0, 2, 2, 1, 3, 2>>(1, 4, 7, 9, 13, 6);
+}
+TEST(ConvIndexHost, Conv3dDepthwiseGroupsWithPadding) { check3d<Geo3<3, 1, 3, 1, 1, 2, 1, 0, 1, 1, 1, 1, 4>>(3, 4, 5, 3, 9, 4); }
+TEST(ConvIndexHost, Conv3dPointwiseStrideTwo) { check3d<Geo3<1, 1, 1, 2, 2, 2, 0, 0, 0, 1, 1, 1, 1>>(2, 8, 5, 7, 9, 4); }
 
 }  // namespace
