@@ -336,7 +336,7 @@ TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
 }
 
 // A plan whose matmul emulates fp32 (cuBLASLt's bf16x9, "emulation": "eager") exports with cuBLAS's
-// strategy in the launcher's MatmulShape, and the runtime
+// strategy in the launcher's MatmulShape, a build line for sm_100a/sm_103a alone, and the runtime
 // that attaches the emulation descriptor; the header compiles (and links) with nvcc for sm_100a,
 // and the launcher passes the strategy on every workload.
 TEST(Export, AnEmulatedCublasLtPlanCompilesForSm100aAndPassesItsStrategyOn) {
@@ -352,6 +352,8 @@ TEST(Export, AnEmulatedCublasLtPlanCompilesForSm100aAndPassesItsStrategyOn) {
   for (const char* want :
        {"kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS, 0, CUBLAS_EMULATION_STRATEGY_EAGER}",
         "fp32 emulated with bf16x9 (cuBLAS strategy eager; sm_100a, sm_103a)",
+        "// Build: nvcc -std=c++17 -gencode=arch=compute_100a,code=sm_100a (B200; B300:\n"
+        "//        -gencode=arch=compute_103a,code=sm_103a): the cuBLASLt step emulates fp32 with bf16x9,",
         "CUBLAS_COMPUTE_32F_EMULATED_16BFX9", "CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR",
         "&cublasLtEmulationDescCreate,"})
     EXPECT_NE(e.header.find(want), std::string::npos) << want << "\n" << e.header;
