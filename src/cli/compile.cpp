@@ -80,6 +80,11 @@ int cmd_compile(const std::vector<std::string>& args) {
   try {
     task = load_task(task_path);
     candidate = load_candidate(candidate_path, task);
+    for (const std::string& arch : archs) {  // what a plan asks of the GPU (cuBLASLt's emulation)
+      DeviceLimits on;
+      on.arch = arch;
+      for (const Workload& w : task.workloads) resolve_plan(candidate, task, w, on);
+    }
   } catch (const InputError& e) {
     std::cout << e.what() << "\n";
     return 2;

@@ -144,6 +144,12 @@ int cmd_eval(const std::vector<std::string>& args) {
     std::cerr << "kevo eval: " << e.what() << "\n";
     return 2;
   }
+  try {  // against this GPU: its limits and what it runs (cuBLASLt's emulation is sm_100a's and sm_103a's)
+    for (const Workload& w : task.workloads) resolve_plan(candidate, task, w, runner->limits());
+  } catch (const InputError& e) {
+    std::cout << e.what() << "\n";
+    return 2;
+  }
 
   eval::BuildRequest req;
   req.source = candidate.source;

@@ -28,6 +28,7 @@ namespace {
 constexpr size_t kMaxArgs = 64;
 const char* kKnownLibraries = "cublaslt.matmul, cudnn.conv2d_forward";
 const char* const kEpilogueNames[] = {"none", "relu", "gelu", "bias", "bias_relu", "bias_gelu"};  // in enum order
+const char* const kEmulationNames[] = {"off", "performant", "eager"};                              // in enum order
 
 // ---- the candidate's C++ source, read as text ---------------------------------------------
 
@@ -499,7 +500,8 @@ class PlanReader {
 
   MatmulStep read_matmul(const json& v, const Path& p) {
     const std::string lib = "cublaslt.matmul";
-    object(v, p, {"library", "a", "b", "d", "bias", "transpose_a", "transpose_b", "alpha", "epilogue", "algo"});
+    object(v, p,
+           {"library", "a", "b", "d", "bias", "transpose_a", "transpose_b", "alpha", "epilogue", "algo", "emulation"});
     MatmulStep m;
     m.a = operand(v, p, "a", lib, false);
     m.b = operand(v, p, "b", lib, false);
@@ -522,6 +524,7 @@ class PlanReader {
                   "must be a non-negative integer, an index into cuBLASLt's heuristic list (0: its first choice), or "
                   "\"auto\" (the fastest of its first 8, timed at first use); got " + a.dump());
     }
+    if (v.contains("emulation")) m.emulation = emulation(v["emulation"], p.key("emulation"));
     bool adds_bias =
         m.epilogue == Epilogue::Bias || m.epilogue == Epilogue::BiasRelu || m.epilogue == Epilogue::BiasGelu;
     if (adds_bias && m.bias.empty())
@@ -531,6 +534,14 @@ class PlanReader {
                 "epilogue '" + epilogue_name(m.epilogue) + "' adds no bias (use bias, bias_relu or bias_gelu)");
     distinct_output(p.key("d"), m.d, {m.a, m.b, m.bias});
     return m;
+  }
+
+  // Whether the architecture emulates is known where the plan meets a GPU (resolve_plan's limits).
+  Emulation emulation(const json& v, const Path& p) const {
+    for (int e = 0; e <= static_cast<int>(Emulation::Eager); ++e)
+      if (v.is_string() && v.get<std::string>() == kEmulationNames[e]) return static_cast<Emulation>(e);
+    doc_.fail(p, "must be \"off\", or cuBLASLt's bf16x9 fp32 emulation with cuBLAS's strategy \"performant\" or "
+                 "\"eager\" (sm_100a and sm_103a only); got " + v.dump());
   }
 
   Conv2dStep read_conv2d(const json& v, const Path& p) {
@@ -601,6 +612,10 @@ bool is_cuda_file(const std::string& file) {
 }  // namespace
 
 std::string epilogue_name(Epilogue e) { return kEpilogueNames[static_cast<int>(e)]; }
+
+std::string emulation_name(Emulation e) { return kEmulationNames[static_cast<int>(e)]; }
+
+bool emulation_runs_on(const std::string& arch) { return arch == "sm_100a" || arch == "sm_103a"; }
 
 std::vector<std::string> Candidate::kernel_names() const {
   std::vector<std::string> names;

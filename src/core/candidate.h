@@ -19,6 +19,9 @@ struct DeviceLimits {
   std::array<int64_t, 3> max_grid = {2147483647, 65535, 65535};
   int64_t max_shared_bytes = 232448;  // dynamic shared memory per block, opt-in maximum (227 KiB)
   int64_t num_sms = 132;              // plan expressions may use it as `num_sms` (persistent grids)
+  // The GPU's architecture ("sm_90a", "sm_100a"): plans asking for what it lacks (cuBLASLt's fp32
+  // emulation off sm_100a/sm_103a) are refused. Empty: not known, nothing refused for it.
+  std::string arch;
 };
 
 // The name plan expressions use for the GPU's SM count (a task axis of that name takes precedence).
@@ -76,6 +79,16 @@ struct KernelStep {
 enum class Epilogue { None, Relu, Gelu, Bias, BiasRelu, BiasGelu };
 std::string epilogue_name(Epilogue e);  // "bias_relu"
 
+// cuBLASLt's fp32 emulation (CUDA 13): each fp32 operand split into three bf16 parts whose nine
+// products run on the bf16 tensor cores (bf16x9, CUBLAS_COMPUTE_32F_EMULATED_16BFX9), as accurate
+// as fp32. Off is plain fp32 (CUBLAS_COMPUTE_32F). The strategies are cuBLAS's
+// (cublasEmulationStrategy_t, same values): Performant emulates where cuBLAS expects it to be
+// faster, Eager wherever it can. Only sm_100a and sm_103a (B200, B300) emulate.
+enum class Emulation { Off = 0, Performant = 1, Eager = 2 };
+std::string emulation_name(Emulation e);  // "off", "performant", "eager"
+// Whether an architecture ("sm_100a") runs emulated matmuls: sm_100a and sm_103a.
+bool emulation_runs_on(const std::string& arch);
+
 // "cublaslt.matmul" on row-major fp32: d[M,N] = epilogue(alpha * op(a)[M,K] @ op(b)[K,N] (+ bias[N])).
 // As in cuBLASLt, the bias is added after the alpha scaling.
 struct MatmulStep {
@@ -87,6 +100,7 @@ struct MatmulStep {
   // kAutotunedAlgo (the plan's "algo": "auto"): the fastest of the heuristic's first 8, timed on
   // the step's own buffers at the first launch of each distinct problem.
   int64_t algo = 0;
+  Emulation emulation = Emulation::Off;
 };
 
 inline constexpr int64_t kAutotunedAlgo = -1;

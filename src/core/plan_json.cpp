@@ -72,7 +72,7 @@ Json step_json(const ResolvedStep& step) {
     return {{"library", "cublaslt.matmul"}, {"a", m->a}, {"b", m->b}, {"d", m->d}, {"bias", m->bias},
             {"m", m->m}, {"n", m->n}, {"k", m->k}, {"names", {c.a, c.b, c.d, c.bias}},
             {"transpose_a", c.transpose_a}, {"transpose_b", c.transpose_b}, {"alpha", c.alpha},
-            {"epilogue", epilogue_name(c.epilogue)}, {"algo", c.algo}};
+            {"epilogue", epilogue_name(c.epilogue)}, {"algo", c.algo}, {"emulation", static_cast<int>(c.emulation)}};
   }
   const auto& v = std::get<ResolvedConv2d>(step);
   const Conv2dStep& c = v.call;
@@ -122,6 +122,10 @@ ResolvedStep step_from(const Json& j, int buffers) {
     if (m.call.algo < kAutotunedAlgo)
       throw std::invalid_argument("cuBLASLt algorithm " + std::to_string(m.call.algo) +
                                   ": expected an index into the heuristic's list (0 or more) or -1 (autotuned)");
+    const int emulation = j.at("emulation").get<int>();
+    if (emulation < 0 || emulation > static_cast<int>(Emulation::Eager))
+      throw std::invalid_argument("cuBLASLt emulation " + std::to_string(emulation) + ": expected 0 (off), 1 (performant) or 2 (eager)");
+    m.call.emulation = static_cast<Emulation>(emulation);
     return m;
   }
   if (library == "cudnn.conv2d_forward") {

@@ -184,6 +184,11 @@ class Resolver {
 
   ResolvedMatmul matmul(const MatmulStep& m, const Origin& at, const ResolvedPlan& plan) const {
     ResolvedMatmul r{m, plan.buffer(m.a), plan.buffer(m.b), plan.buffer(m.d), plan.buffer(m.bias)};
+    // The GPU's, not the workload's: no "(workload N)".
+    if (m.emulation != Emulation::Off && !limits_.arch.empty() && !emulation_runs_on(limits_.arch))
+      throw InputError(at.loc, at.field + ".emulation",
+                       "\"" + emulation_name(m.emulation) + "\": cuBLASLt's bf16x9 fp32 emulation runs on sm_100a and "
+                       "sm_103a only, not on " + limits_.arch + " (use \"off\")");
     const Shape &a = plan.buffers[r.a].shape, &b = plan.buffers[r.b].shape, &d = plan.buffers[r.d].shape;
     rank(at, "cublaslt.matmul takes matrices", {m.a, m.b, m.d}, {&a, &b, &d}, 2);
     r.m = a[m.transpose_a ? 1 : 0];

@@ -33,6 +33,12 @@ namespace {
 // One workspace serves both libraries; an algorithm that needs more is passed over.
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
+// dlsym's answer, or null where the library lacks the symbol (an older cuBLASLt's missing emulation).
+template <typename Fn>
+void resolve_optional(void* lib, Fn& fn, const char* symbol) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
+}
+
 // The first of `names` the process already has (LibTorch's copy), else the first that loads.
 void* open_library(std::initializer_list<const char*> names, std::string& error) {
   for (const char* n : names)
@@ -133,6 +139,11 @@ struct LibrarySteps::Blas {
     api.event_record = event_record;
     api.event_elapsed_ms = event_elapsed_ms;
     api.stream_synchronize = stream_synchronize;
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+    resolve_optional(lib, api.emulation_create, "cublasLtEmulationDescCreate");
+    resolve_optional(lib, api.emulation_destroy, "cublasLtEmulationDescDestroy");
+    resolve_optional(lib, api.emulation_set, "cublasLtEmulationDescSetAttribute");
+#endif
     check(create(&handle), "cublasLtCreate");
   }
 
@@ -165,12 +176,37 @@ struct LibrarySteps::Blas {
                                     s.call.transpose_b,
                                     static_cast<float>(s.call.alpha),
                                     epilogue(s.call.epilogue),
-                                    static_cast<int>(s.call.algo)};
+                                    static_cast<int>(s.call.algo),
+                                    static_cast<int>(s.call.emulation)};
+  }
+
+  // An emulated step on this GPU and library: the plan was checked against the GPU's architecture
+  // when it was resolved; this is the worker's own word on the device it runs, and on the library.
+  void check_emulation(const ResolvedMatmul& s) const {
+    if (s.call.emulation == Emulation::Off) return;
+    const std::string what = "cublaslt.matmul: emulation \"" + emulation_name(s.call.emulation) + "\"";
+    const CudaApi* cuda = cuda_api();
+    CUdevice dev = 0;
+    if (!cuda) throw std::runtime_error(cuda_driver_status().error);
+    check_cuda(cuda->cuCtxGetDevice(&dev), "cuCtxGetDevice");
+    const std::string arch = device_arch(static_cast<int>(dev));
+    if (!emulation_runs_on(arch))
+      throw std::runtime_error(what + ": cuBLASLt's bf16x9 fp32 emulation runs on sm_100a and sm_103a only, not on " +
+                               arch);
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+    const bool linked = api.emulation_create && api.emulation_destroy && api.emulation_set;
+#else
+    const bool linked = false;
+#endif
+    if (!linked)
+      throw std::runtime_error(what + ": the loaded libcublasLt lacks cublasLtEmulationDescCreate (cuBLASLt 13 or "
+                               "newer emulates)");
   }
 
   Plan& plan_for(const ResolvedMatmul& s, const lt::Key& key) {
     for (auto& p : plans)
       if (lt::same(p->key, key)) return *p;
+    check_emulation(s);  // once per problem: its plan is kept
     auto p = std::make_unique<Plan>();
     p->key = key;
     const lt::Outcome built = lt::build(api, handle, key, kWorkspaceBytes, p->core);
@@ -242,6 +278,7 @@ struct LibrarySteps::Blas {
     std::string flags;
     if (s.call.transpose_a) flags += "transpose_a, ";
     if (s.call.transpose_b) flags += "transpose_b, ";
+    if (s.call.emulation != Emulation::Off) flags += "emulation " + emulation_name(s.call.emulation) + ", ";
     return "op(a)" + dims(s.m, s.k) + " @ op(b)" + dims(s.k, s.n) + " (" + flags + "epilogue " +
            epilogue_name(s.call.epilogue) + ")";
   }

@@ -148,6 +148,7 @@ DeviceLimits Slot::limits() const {
                 attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
   l.max_shared_bytes = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   l.num_sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  l.arch = arch_;
   return l;
 }
 

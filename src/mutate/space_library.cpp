@@ -150,6 +150,8 @@ class LibrarySpace : public DesignSpace {
       lib["epilogue"] = epilogue.empty() ? "none" : epilogue;
       if (v["kAlgo"] == kAutotunedAlgo) lib["algo"] = "auto";
       else if (v["kAlgo"] > 0) lib["algo"] = v["kAlgo"];
+      const Emulation emulation = static_cast<Emulation>(v["kEmulation"]);
+      if (emulation != Emulation::Off) lib["emulation"] = emulation_name(emulation);
       lib_math = input_name(m_.a) + " @ " + input_name(m_.b) + (m_.transpose_b ? "^T" : "");
       if (alpha_in) lib_math = number_text(m_.scale) + " * " + lib_math;
       if (bias_in) lib_math += " + " + input_name(m_.bias) + "[col]";
@@ -170,6 +172,10 @@ class LibrarySpace : public DesignSpace {
                   : algo == 0            ? std::string("its heuristic's first choice")
                                          : "entry " + std::to_string(algo) + " of its heuristic's list (0 is the first choice)") +
                  ".";
+      if (v["kEmulation"] != 0)
+        comment += "\ncuBLASLt's products: fp32 emulated with bf16x9 (three bf16 parts per operand, fp32-accurate), "
+                   "cuBLAS's strategy " + emulation_name(static_cast<Emulation>(v["kEmulation"])) +
+                   "; sm_100a and sm_103a only.";
     }
     nlohmann::json steps = nlohmann::json::array();
     steps.push_back(lib);

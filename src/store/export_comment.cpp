@@ -36,6 +36,24 @@ void write_general_shapes(std::ostringstream& h, const ExportShapes& shapes, con
   }
 }
 
+// The nvcc flags: -gencode naming the arch-specific real architecture, since nvcc 13's
+// -arch=sm_90a also builds compute_90 PTX, where wgmma, TMA and setmaxnreg do not compile.
+std::string build_line(const Candidate& c, const HeaderFacts& facts) {
+  bool emulated = false;
+  for (const Step& s : c.plan.steps)
+    if (const auto* m = std::get_if<MatmulStep>(&s.op)) emulated |= m->emulation != Emulation::Off;
+  std::string text =
+      emulated ? "// Build: nvcc -std=c++17 -gencode=arch=compute_100a,code=sm_100a (B200; B300:\n"
+                 "//        -gencode=arch=compute_103a,code=sm_103a): the cuBLASLt step emulates fp32 with bf16x9,\n"
+                 "//        which only sm_100a and sm_103a run.\n"
+               : "// Build: nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a (Hopper; B200:\n"
+                 "//        -gencode=arch=compute_100a,code=sm_100a; B300: -gencode=arch=compute_103a,code=sm_103a).\n"
+                 "//        Not -arch=sm_90a: nvcc 13 then also builds compute_90 PTX, where the arch-specific\n"
+                 "//        instructions (wgmma, TMA) stop at their static_asserts.\n";
+  if (facts.clusters) text += "//        Its kernels use thread-block clusters (sm_90 or newer).\n";
+  return text;
+}
+
 }  // namespace
 
 std::string header_comment(const std::string& ns, const Task& task, const Candidate& c, const ExportProvenance& p,
@@ -94,8 +112,7 @@ std::string header_comment(const std::string& ns, const Task& task, const Candid
     << " on `stream` (a stream of the current device) and returns the first error; it does not\n"
     << "// synchronise. Inputs are only read. The workspace, when needed, must be 256-byte aligned (cudaMalloc's).\n"
     << "//\n"
-    << "// Build: nvcc -std=c++17 -arch=sm_90a (Hopper; sm_100a for B200)"
-    << (facts.clusters ? "; its kernels use thread-block clusters (sm_90 or newer)" : "") << ".\n"
+    << build_line(c, facts)
     << "// kevo compiled this source with NVRTC, -std=c++17 and no fast math: do not add --use_fast_math.\n";
   if (facts.cublaslt || facts.cudnn) {
     std::vector<std::string> libs;

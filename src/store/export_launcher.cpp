@@ -28,6 +28,11 @@ std::string cublaslt_epilogue(Epilogue e) {
   return "CUBLASLT_EPILOGUE_DEFAULT";
 }
 
+// MatmulShape's emulation as cuBLAS names the strategy (an int: the field is one).
+std::string cublas_emulation_strategy(Emulation e) {
+  return e == Emulation::Eager ? "CUBLAS_EMULATION_STRATEGY_EAGER" : "CUBLAS_EMULATION_STRATEGY_PERFORMANT";
+}
+
 size_t kernel_index(const Candidate& c, const std::string& kernel) {
   const std::vector<std::string> kernels = c.kernel_names();
   return static_cast<size_t>(std::find(kernels.begin(), kernels.end(), kernel) - kernels.begin());
@@ -352,16 +357,21 @@ void write_matmul_step(Writer& w, size_t si, const MatmulStep& m) {
                       (m.bias.empty() ? "" : " + " + m.bias);
   if (m.epilogue == Epilogue::Relu || m.epilogue == Epilogue::BiasRelu) value = "relu(" + value + ")";
   if (m.epilogue == Epilogue::Gelu || m.epilogue == Epilogue::BiasGelu) value = "gelu_tanh(" + value + ")";
-  h << "  // step " << si << ": cuBLASLt, " << m.d << " = " << value << ", fp32 (no TF32)\n"
+  const bool emulated = m.emulation != Emulation::Off;
+  h << "  // step " << si << ": cuBLASLt, " << m.d << " = " << value
+    << (emulated ? ", fp32 emulated with bf16x9 (cuBLAS strategy " + emulation_name(m.emulation) + "; sm_100a, sm_103a)\n"
+                 : std::string(", fp32 (no TF32)\n"))
     << "  " << L.err() << " = kevo_export::cublaslt_matmul(\n"
     << "      " << L.pointer(m.a) << ", " << L.pointer(m.b) << ", " << L.pointer(m.d) << ", "
     << (m.bias.empty() ? "nullptr" : L.pointer(m.bias)) << ",\n"
     << "      kevo_export::MatmulShape{" << rows << ", " << cols << ", " << inner << ", "
     << (m.transpose_a ? "true" : "false") << ", " << (m.transpose_b ? "true" : "false") << ", "
     << float_literal(m.alpha) << ", " << cublaslt_epilogue(m.epilogue) << ", " << m.algo
+    << (emulated ? std::string(", ") + cublas_emulation_strategy(m.emulation) : std::string())
     << "},  // m, n, k, transpose a, b, alpha, epilogue, "
-    << (m.algo == kAutotunedAlgo ? "algorithm autotuned at the first call of each shape\n"
-                                  : "heuristic algorithm index\n")
+    << (m.algo == kAutotunedAlgo ? "algorithm autotuned at the first call of each shape"
+                                  : "heuristic algorithm index")
+    << (emulated ? ", emulation strategy\n" : "\n")
     << "      " << L.library() << ", kevo_export::kLibraryWorkspaceBytes, stream);\n"
     << "  if (" << L.err() << " != cudaSuccess) return " << L.err() << ";\n";
 }

@@ -5,6 +5,7 @@
 #include "tests/cli/run_kevo.h"
 
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 
@@ -62,6 +63,30 @@ TEST(KevoCompile, InvalidPlanIsOneLineAndExitTwo) {
   EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "not one line:\n" << r.out;
   EXPECT_EQ(r.out.rfind(path + ":1:", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("unknown axis 'Q'"), std::string::npos) << r.out;
+}
+
+// A plan whose cuBLASLt step emulates fp32 (bf16x9) builds for sm_100a and sm_103a; asked for
+// sm_90a too, it is refused in one line naming the field and the architecture, before any build.
+TEST(KevoCompile, EmulatedCublasLtPlanIsRefusedForHopper) {
+  std::ifstream in(kRoot + "tests/data/candidates/linear_leaky_relu.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = R"("epilogue": "bias")";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), R"("epilogue": "bias", "emulation": "eager")");
+  const std::string path = ::testing::TempDir() + "linear_emulated.json";
+  std::ofstream(path) << text;
+  const std::string task = kRoot + "tasks/13_linear_leaky_relu.json ";
+  Result blackwell = kevo("compile " + task + path + " --arch sm_100a --arch sm_103a --no-cache");
+  ASSERT_EQ(blackwell.status, 0) << blackwell.out;
+  EXPECT_NE(blackwell.out.find("sm_103a: ok"), std::string::npos) << blackwell.out;
+  Result hopper = kevo("compile " + task + path + " --arch sm_100a --arch sm_90a --no-cache");
+  EXPECT_EQ(hopper.status, 2) << hopper.out;
+  EXPECT_EQ(hopper.out.find('\n'), hopper.out.size() - 1) << "not one line:\n" << hopper.out;
+  EXPECT_EQ(hopper.out.rfind(path + ":7:7: ", 0), 0u) << hopper.out;  // the step
+  EXPECT_NE(hopper.out.find("plan.steps[0].emulation: \"eager\": cuBLASLt's bf16x9 fp32 emulation runs on sm_100a and "
+                            "sm_103a only, not on sm_90a (use \"off\")"),
+            std::string::npos)
+      << hopper.out;
 }
 
 TEST(KevoCompile, BadArchitectureIsRejected) {

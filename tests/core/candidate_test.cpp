@@ -209,6 +209,40 @@ TEST(Candidate, AutotunedCublasLtAlgorithmResolvesOnEveryWorkload) {
     EXPECT_EQ(std::get<ResolvedMatmul>(resolve_plan(c, linear(), w, {}).steps[0]).call.algo, kAutotunedAlgo);
 }
 
+// "emulation" (cuBLASLt's bf16x9 fp32 emulation) resolves where the GPU is sm_100a or sm_103a, or
+// not known; on any other architecture the plan is refused in one line naming the field.
+TEST(Candidate, EmulatedCublasLtMatmulResolvesOnlyOnSm100aAndSm103a) {
+  const std::string text = replaced(kLinear, R"("alpha": 2.0)", R"("alpha": 2.0, "emulation": "eager")");
+  Candidate c = parse_candidate(text, "emul.json", linear());
+  EXPECT_EQ(std::get<MatmulStep>(c.plan.steps[0].op).emulation, Emulation::Eager);
+  for (const char* arch : {"", "sm_100a", "sm_103a"}) {
+    DeviceLimits on;
+    on.arch = arch;
+    for (const Workload& w : linear().workloads)
+      EXPECT_EQ(std::get<ResolvedMatmul>(resolve_plan(c, linear(), w, on).steps[0]).call.emulation, Emulation::Eager)
+          << arch;
+  }
+  EXPECT_EQ(std::get<MatmulStep>(parse_candidate(kLinear, "plain.json", linear()).plan.steps[0].op).emulation,
+            Emulation::Off);
+  const std::string performant = replaced(kLinear, R"("alpha": 2.0)", R"("alpha": 2.0, "emulation": "performant")");
+  for (const char* arch : {"sm_90a", "sm_120a"}) {
+    DeviceLimits on;
+    on.arch = arch;
+    try {
+      parse_candidate(performant, "emul.json", linear(), on);
+      ADD_FAILURE() << "an emulated matmul was accepted on " << arch;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("emul.json:5:7: plan.steps[0].emulation: \"performant\": cuBLASLt's bf16x9 fp32 emulation "
+                            "runs on sm_100a and sm_103a only, not on ") + arch + " (use \"off\")");
+    }
+  }
+  DeviceLimits hopper;
+  hopper.arch = "sm_90a";
+  const std::string off = replaced(kLinear, R"("alpha": 2.0)", R"("alpha": 2.0, "emulation": "off")");
+  EXPECT_NO_THROW(parse_candidate(off, "off.json", linear(), hopper));
+}
+
 TEST(Candidate, CudnnConvPlanForTask14Resolves) {
   Candidate c = parse_candidate(kConv, "conv.json", conv());
   ResolvedPlan p = resolve_plan(c, conv(), conv().workloads[1], {});
@@ -499,7 +533,13 @@ std::vector<Malformed> malformed_cases() {
           "l.json:5:111: plan.steps[0].alpha: must be a number, got a string"),
       lin("unknown matmul field", R"("alpha": 2.0)", R"("beta": 2.0)",
           "l.json:5:102: plan.steps[0].beta: unknown field 'beta' (expected one of: library, a, b, d,"
-          " bias, transpose_a, transpose_b, alpha, epilogue, algo)"),
+          " bias, transpose_a, transpose_b, alpha, epilogue, algo, emulation)"),
+      lin("emulation misspelt", R"("alpha": 2.0)", R"("alpha": 2.0, "emulation": "Eager")",
+          "l.json:5:129: plan.steps[0].emulation: must be \"off\", or cuBLASLt's bf16x9 fp32 emulation with cuBLAS's"
+          " strategy \"performant\" or \"eager\" (sm_100a and sm_103a only); got \"Eager\""),
+      lin("emulation as a boolean", R"("alpha": 2.0)", R"("alpha": 2.0, "emulation": true)",
+          "l.json:5:129: plan.steps[0].emulation: must be \"off\", or cuBLASLt's bf16x9 fp32 emulation with cuBLAS's"
+          " strategy \"performant\" or \"eager\" (sm_100a and sm_103a only); got true"),
       lin("cuBLASLt algorithm from the heuristic list", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": 3)", "(no error)"),
       lin("autotuned cuBLASLt algorithm", R"("alpha": 2.0)", R"("alpha": 2.0, "algo": "auto")", "(no error)"),
       // The knob's -1 is spelled "auto" in a plan; -1 itself is not a plan value.

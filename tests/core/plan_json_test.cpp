@@ -63,6 +63,30 @@ TEST(PlanJson, MatmulAlgorithmIndexRoundTrips) {
   EXPECT_THROW(resolved_plan_from_json(missing), std::invalid_argument);
 }
 
+// cuBLASLt's emulation strategy travels with the matmul; a value outside cuBLAS's is refused.
+TEST(PlanJson, MatmulEmulationRoundTrips) {
+  Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  Candidate c = load_candidate(kRoot + "tests/data/candidates/linear_leaky_relu.json", task);
+  ResolvedPlan plan = resolve_plan(c, task, task.workloads[0], DeviceLimits{});
+  EXPECT_EQ(std::get<ResolvedMatmul>(plan.steps[0]).call.emulation, Emulation::Off);
+  for (Emulation e : {Emulation::Off, Emulation::Performant, Emulation::Eager}) {
+    std::get<ResolvedMatmul>(plan.steps[0]).call.emulation = e;
+    const nlohmann::json j = nlohmann::json::parse(resolved_plan_to_json(plan).dump());
+    EXPECT_EQ(j["steps"][0]["emulation"], static_cast<int>(e));
+    EXPECT_EQ(std::get<ResolvedMatmul>(resolved_plan_from_json(j).steps[0]).call.emulation, e);
+  }
+  nlohmann::json bad = resolved_plan_to_json(plan), missing = bad;
+  bad["steps"][0]["emulation"] = 3;
+  missing["steps"][0].erase("emulation");
+  try {
+    resolved_plan_from_json(bad);
+    ADD_FAILURE() << "emulation 3 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "cuBLASLt emulation 3: expected 0 (off), 1 (performant) or 2 (eager)");
+  }
+  EXPECT_THROW(resolved_plan_from_json(missing), std::invalid_argument);
+}
+
 TEST(PlanJson, DamagedPlansAreRefused) {
   Task task = load_task(kRoot + "tasks/03_softmax.json");
   Candidate c = load_candidate(kRoot + "tests/data/candidates/softmax.cu", task);

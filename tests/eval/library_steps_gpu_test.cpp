@@ -1,5 +1,6 @@
 // cuBLASLt and cuDNN steps, launched on LibTorch's tensors, match fp32 LibTorch with TF32 off; an
-// autotuned matmul picks a usable algorithm once per problem; a plan mixing a library step with a
+// autotuned matmul picks a usable algorithm once per problem; an emulated one (bf16x9) matches
+// on sm_100a/sm_103a and is refused elsewhere; a plan mixing a library step with a
 // kernel runs them in order on one stream.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -250,6 +251,54 @@ TEST_F(LibraryStepsGpu, MatmulAlgorithmPastTheHeuristicListThrowsOneLine) {
   mm.call.algo = 0;
   torch::Tensor got = run_twice("matmul after a bad algo", d, [&] { libs.launch(mm, plan, ptrs, nullptr); });
   EXPECT_EQ(check_close("matmul after a bad algo", got, torch::matmul(a, b)), 0);
+}
+
+// cuBLASLt's fp32 emulation ("emulation": bf16x9) on task 13's layout: on sm_100a/sm_103a both
+// strategies match fp32 LibTorch at the tasks' 1e-4 tolerance; on any other GPU (the H200) the
+// worker refuses the step in one line naming the GPU's architecture, and the object still serves
+// the same problem without emulation.
+TEST_F(LibraryStepsGpu, EmulatedMatmulMatchesLibTorchOnBlackwellAndIsRefusedElsewhere) {
+  torch::Tensor a = torch::randn({512, 768}, gpu_f32());
+  torch::Tensor w = torch::randn({1024, 768}, gpu_f32());
+  torch::Tensor bias = torch::randn({1024}, gpu_f32());
+  torch::Tensor d = torch::empty({512, 1024}, gpu_f32());
+  ResolvedPlan plan;
+  std::vector<CUdeviceptr> ptrs;
+  ResolvedMatmul mm;
+  mm.call.a = "a", mm.call.b = "w", mm.call.d = "d", mm.call.bias = "bias";
+  mm.call.transpose_b = true;
+  mm.call.alpha = 2.0;
+  mm.call.epilogue = Epilogue::Bias;
+  mm.a = add_buffer(plan, ptrs, ResolvedBuffer::Input, "a", a);
+  mm.b = add_buffer(plan, ptrs, ResolvedBuffer::Input, "w", w);
+  mm.bias = add_buffer(plan, ptrs, ResolvedBuffer::Input, "bias", bias);
+  mm.d = add_buffer(plan, ptrs, ResolvedBuffer::Output, "d", d);
+  mm.m = 512, mm.n = 1024, mm.k = 768;
+  plan.steps = {mm};
+  const torch::Tensor want = 2.0 * torch::matmul(a, w.t()) + bias;
+  const std::string arch = device_arch(0);
+  LibrarySteps libs;
+  for (Emulation e : {Emulation::Performant, Emulation::Eager}) {
+    mm.call.emulation = e;
+    const std::string what = "emulated matmul (" + emulation_name(e) + ") on " + arch;
+    if (emulation_runs_on(arch)) {
+      torch::Tensor got = run_twice(what, d, [&] { libs.launch(mm, plan, ptrs, nullptr); });
+      EXPECT_EQ(check_close(what, got, want), 0);
+      continue;
+    }
+    try {
+      libs.launch(mm, plan, ptrs, nullptr);
+      ADD_FAILURE() << what << " was accepted";
+    } catch (const std::runtime_error& err) {
+      std::printf("%s: %s\n", what.c_str(), err.what());
+      EXPECT_EQ(std::string(err.what()), "cublaslt.matmul: emulation \"" + emulation_name(e) +
+                                             "\": cuBLASLt's bf16x9 fp32 emulation runs on sm_100a and sm_103a only, "
+                                             "not on " + arch);
+    }
+  }
+  mm.call.emulation = Emulation::Off;
+  torch::Tensor got = run_twice("matmul without emulation", d, [&] { libs.launch(mm, plan, ptrs, nullptr); });
+  EXPECT_EQ(check_close("matmul without emulation", got, want), 0);
 }
 
 // "algo": "auto" on task 13's layout (transpose_b, bias epilogue, alpha 2), on a big and a tiny

@@ -14,6 +14,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "core/candidate.h"
 #include "core/error.h"
@@ -314,6 +315,73 @@ TEST(Spaces, AnAutotunedCublasLtAlgorithmRendersAsAutoAndConvolutionsRefuseIt) {
   std::string why;
   EXPECT_FALSE(cv->legal(g, &why));
   EXPECT_NE(why.find("only cuBLASLt takes an algorithm choice"), std::string::npos) << why;
+}
+
+// cuBLASLt's fp32 emulation (kEmulation) is sm_100a's and sm_103a's: a cuBLASLt space lowered for
+// sm_100a offers both strategies and renders them as the plan's "emulation", which a Hopper GPU
+// refuses; lowered for sm_90a it never offers them and says why; a convolution never takes them.
+TEST(Spaces, CublasLtEmulationIsOfferedOnlyOnSm100aAndSm103a) {
+  auto library_space = [](const std::vector<std::unique_ptr<DesignSpace>>& spaces,
+                          const std::string& id) -> const DesignSpace* {
+    for (const auto& s : spaces)
+      if (s->id() == id) return s.get();
+    return nullptr;
+  };
+  auto emulation_knob = [](const DesignSpace& s) {
+    for (size_t i = 0; i < s.knobs().size(); ++i)
+      if (s.knobs()[i].name == "kEmulation") return i;
+    ADD_FAILURE() << s.id() << " has no knob kEmulation";
+    return size_t{0};
+  };
+  Task linear = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  std::mt19937_64 rng(20);
+  for (const char* arch : {"sm_100a", "sm_103a"}) {
+    auto spaces = lower(linear, arch);
+    const DesignSpace* mm = library_space(spaces, "library/cublaslt_matmul");
+    ASSERT_NE(mm, nullptr) << arch;
+    const size_t k = emulation_knob(*mm);
+    std::set<int64_t> drawn;
+    for (int i = 0; i < 300; ++i) drawn.insert(mm->random_genome(rng).values[k]);
+    EXPECT_EQ(drawn, (std::set<int64_t>{0, 1, 2})) << arch << ": off, performant and eager are all offered";
+  }
+  auto blackwell = lower(linear, "sm_100a"), hopper = lower(linear, "sm_90a");
+  const DesignSpace* on = library_space(blackwell, "library/cublaslt_matmul");
+  const DesignSpace* off = library_space(hopper, "library/cublaslt_matmul");
+  ASSERT_NE(on, nullptr);
+  ASSERT_NE(off, nullptr);
+  const size_t k = emulation_knob(*on);
+  for (auto [value, name, strategy] : {std::tuple{int64_t{1}, "performant", Emulation::Performant},
+                                       std::tuple{int64_t{2}, "eager", Emulation::Eager}}) {
+    Genome g = on->random_genome(rng);
+    g.values[k] = value;
+    std::string why;
+    ASSERT_TRUE(on->legal(g, &why)) << g.to_string() << ": " << why;
+    const std::string text = on->render(g);
+    EXPECT_NE(text.find(std::string("\"emulation\":\"") + name + "\""), std::string::npos) << text;
+    EXPECT_NE(text.find("cuBLASLt's products: fp32 emulated with bf16x9"), std::string::npos) << text;
+    Candidate c = parse_candidate(text, g.to_string() + ".cu", linear);
+    EXPECT_EQ(std::get<MatmulStep>(c.plan.steps.front().op).emulation, strategy);
+    DeviceLimits h200;
+    h200.arch = "sm_90a";
+    EXPECT_THROW(parse_candidate(text, g.to_string() + ".cu", linear, h200), InputError);
+    g.space = off->id();
+    EXPECT_FALSE(off->legal(g, &why));
+    EXPECT_NE(why.find("kEmulation=" + std::to_string(value) + " is not legal on sm_90a"), std::string::npos) << why;
+  }
+  for (int i = 0; i < 300; ++i) EXPECT_EQ(off->random_genome(rng).values[k], 0);
+  Genome plain = on->random_genome(rng);
+  plain.values[k] = 0;
+  EXPECT_EQ(on->render(plain).find("emulation"), std::string::npos) << "off is the plan's default: not written";
+
+  Task conv = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  auto conv_spaces = lower(conv, "sm_100a");
+  const DesignSpace* cv = library_space(conv_spaces, "library/cudnn_conv2d");
+  ASSERT_NE(cv, nullptr);
+  Genome g = cv->random_genome(rng);
+  g.values[emulation_knob(*cv)] = 2;
+  std::string why;
+  EXPECT_FALSE(cv->legal(g, &why));
+  EXPECT_NE(why.find("only cuBLASLt emulates fp32"), std::string::npos) << why;
 }
 
 TEST(Manifests, EveryFamilyManifestParsesAndNamesItsSource) {

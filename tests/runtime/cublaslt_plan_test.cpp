@@ -43,6 +43,8 @@ struct Fake {
   int events_created = 0, events_destroyed = 0, descriptors_alive = 0;
   int fail_event_record_after = -1;  // fail the n-th cudaEventRecord (0-based)
   int event_records = 0;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;  // what desc_create must be asked for
+  std::map<int, int32_t> emulation;                  // emulation descriptor attribute -> value
 };
 Fake* fake = nullptr;
 
@@ -51,7 +53,7 @@ cudaEvent_t event_handle(int i) { return reinterpret_cast<cudaEvent_t>(static_ca
 cublasStatus_t desc_create(cublasLtMatmulDesc_t* d, cublasComputeType_t compute, cudaDataType_t scale) {
   *d = new cublasLtMatmulDescOpaque_t{};
   ++fake->descriptors_alive;
-  EXPECT_EQ(compute, CUBLAS_COMPUTE_32F) << "plain fp32, never TF32";
+  EXPECT_EQ(compute, fake->compute) << "plain fp32, never TF32 (or the bf16x9 emulation where asked)";
   EXPECT_EQ(scale, CUDA_R_32F);
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -141,10 +143,36 @@ int event_elapsed_ms(float* ms, cudaEvent_t from, cudaEvent_t to) {
 }
 int stream_synchronize(cudaStream_t) { return 0; }
 
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+cublasStatus_t emulation_create(cublasLtEmulationDesc_t* e) {
+  *e = new cublasLtEmulationDescOpaque_t{};
+  ++fake->descriptors_alive;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t emulation_destroy(cublasLtEmulationDesc_t e) {
+  delete e;
+  --fake->descriptors_alive;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t emulation_set(cublasLtEmulationDesc_t, cublasLtEmulationDescAttributes_t attr, const void* value,
+                             size_t bytes) {
+  EXPECT_EQ(bytes, sizeof(int32_t));
+  fake->emulation[attr] = *static_cast<const int32_t*>(value);
+  return CUBLAS_STATUS_SUCCESS;
+}
+#endif
+
 Api fake_api() {
   return Api{&desc_create, &desc_destroy,  &desc_set,     &layout_create,    &layout_destroy,
              &pref_create, &pref_destroy,  &pref_set,     &heuristic,        &matmul,
-             &event_create, &event_destroy, &event_record, &event_elapsed_ms, &stream_synchronize};
+             &event_create, &event_destroy, &event_record, &event_elapsed_ms, &stream_synchronize
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+             ,
+             nullptr,  // no emulation entry points: a cuBLASLt before 13 (the emulation test adds them)
+             nullptr,
+             nullptr
+#endif
+  };
 }
 
 cublasLtMatmulHeuristicResult_t result(uint64_t id, size_t workspace, cublasStatus_t state = CUBLAS_STATUS_SUCCESS) {
@@ -230,6 +258,48 @@ TEST_F(CublasLtPlan, DescribesARowMajorProblemAsCublasLtsTransposedOne) {
   release(api, p);
   EXPECT_EQ(state.descriptors_alive, 0) << "the preference and every descriptor are destroyed";
 }
+
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+// An emulated plan asks for the bf16x9 compute type and points its descriptor at an emulation
+// descriptor holding cuBLAS's strategy; it is its own problem (the key), and its descriptors are
+// released. A cuBLASLt without the emulation entry points refuses it, named.
+TEST_F(CublasLtPlan, AnEmulatedPlanAsksForBf16x9WithCublasStrategy) {
+  Api emulating = api;
+  emulating.emulation_create = &emulation_create;
+  emulating.emulation_destroy = &emulation_destroy;
+  emulating.emulation_set = &emulation_set;
+  MatmulShape s{16, 128, 256, false, true, 1.0f, CUBLASLT_EPILOGUE_DEFAULT, 0};
+  EXPECT_EQ(s.emulation, 0) << "plain fp32 unless asked";
+  const Key plain = key_of(s, 0, 0, 0);
+  s.emulation = CUBLAS_EMULATION_STRATEGY_EAGER;
+  const Key eager = key_of(s, 0, 0, 0);
+  EXPECT_FALSE(same(plain, eager)) << "an emulated problem gets its own plan";
+  state.results = {result(7, 0)};
+  state.compute = CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
+  Plan p;
+  ASSERT_TRUE(build(emulating, handle, eager, kWorkspace, p).ok());
+  ASSERT_NE(p.emulation, nullptr);
+  EXPECT_EQ(state.emulation[CUBLASLT_EMULATION_DESC_STRATEGY], CUBLAS_EMULATION_STRATEGY_EAGER);
+  EXPECT_EQ(desc_value<cublasLtEmulationDesc_t>(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR), p.emulation);
+  EXPECT_EQ(p.usable, 1);
+  release(emulating, p);
+  EXPECT_EQ(state.descriptors_alive, 0) << "the emulation descriptor is destroyed with the plan";
+
+  s.emulation = CUBLAS_EMULATION_STRATEGY_PERFORMANT;
+  Plan q;
+  ASSERT_TRUE(build(emulating, handle, key_of(s, 0, 0, 0), kWorkspace, q).ok());
+  EXPECT_EQ(state.emulation[CUBLASLT_EMULATION_DESC_STRATEGY], CUBLAS_EMULATION_STRATEGY_PERFORMANT);
+  release(emulating, q);
+
+  Plan none;
+  const Outcome o = build(api, handle, eager, kWorkspace, none);  // api: no emulation entry points
+  EXPECT_FALSE(o.ok());
+  EXPECT_STREQ(o.call, "cublasLtEmulationDescCreate");
+  EXPECT_EQ(o.status, CUBLAS_STATUS_NOT_SUPPORTED);
+  release(api, none);
+  EXPECT_EQ(state.descriptors_alive, 0);
+}
+#endif
 
 TEST_F(CublasLtPlan, KeepsTheHeuristicsResultsThatFitInItsOrder) {
   const MatmulShape s{64, 64, 64, true, false, 1.0f, CUBLASLT_EPILOGUE_DEFAULT, -1};

@@ -41,7 +41,7 @@ const char* kRecordingRuntime = R"src(#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstring>
 #define KEVO_EXPORT_RUNTIME_V1
-#define KEVO_EXPORT_CUBLASLT_V4
+#define KEVO_EXPORT_CUBLASLT_V5
 #define KEVO_EXPORT_CUDNN_V2
 const char* const* g_kinds = nullptr;  // per kernel launch of the run: 'B'uffer, 'I'nt32, 'L' int64, 'F'loat, 'D'ouble
 int g_launch = 0;
@@ -78,6 +78,7 @@ struct MatmulShape {
   float alpha;
   cublasLtEpilogue_t epilogue;
   int algo;
+  int emulation = 0;
 };
 inline const char* epilogue_text(cublasLtEpilogue_t e) {
   switch (e) {
@@ -95,9 +96,9 @@ inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const 
   uint32_t alpha;
   std::memcpy(&alpha, &s.alpha, sizeof alpha);
   std::printf("matmul a=%llx b=%llx d=%llx bias=%llx m=%lld n=%lld k=%lld ta=%d tb=%d alpha=%08x epilogue=%s algo=%d "
-              "ws=%llx bytes=%zu stream=%llx\n", address(a), address(b), address(d), address(bias), (long long)s.m,
-              (long long)s.n, (long long)s.k, (int)s.transpose_a, (int)s.transpose_b, alpha, epilogue_text(s.epilogue),
-              s.algo, address(workspace), workspace_bytes, address(stream));
+              "emulation=%d ws=%llx bytes=%zu stream=%llx\n", address(a), address(b), address(d), address(bias),
+              (long long)s.m, (long long)s.n, (long long)s.k, (int)s.transpose_a, (int)s.transpose_b, alpha,
+              epilogue_text(s.epilogue), s.algo, s.emulation, address(workspace), workspace_bytes, address(stream));
   return cudaSuccess;
 }
 struct Conv2dShape {
@@ -192,7 +193,7 @@ std::string expected_record(const Task& t, const Candidate& c, int wi) {
       out << "matmul a=" << p(m->a) << " b=" << p(m->b) << " d=" << p(m->d) << " bias=" << p(m->bias) << " m=" << m->m
           << " n=" << m->n << " k=" << m->k << " ta=" << m->call.transpose_a << " tb=" << m->call.transpose_b
           << " alpha=" << buf << " epilogue=" << epilogue_name(m->call.epilogue) << " algo=" << m->call.algo
-          << " ws=" << hex(library)
+          << " emulation=" << static_cast<int>(m->call.emulation) << " ws=" << hex(library)
           << " bytes=" << (32u << 20) << " stream=" << hex(kStreamAddress) << "\n";
     } else {
       const auto& cv = std::get<ResolvedConv2d>(s);
@@ -312,7 +313,7 @@ TEST(Export, TheLauncherAsksForWhatTheEngineResolvesOnEveryValidatedWorkload) {
 }
 
 // A plan whose matmul is autotuned ("algo": "auto") exports with algo -1, which the cuBLASLt runtime
-// section (v4) times at the first call of each shape; the header compiles and links with nvcc, and
+// section (v5) times at the first call of each shape; the header compiles and links with nvcc, and
 // the launcher passes -1 on every workload.
 TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
   Task linear = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
@@ -325,12 +326,39 @@ TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
   ASSERT_EQ(std::get<MatmulStep>(e.candidate.plan.steps.front().op).algo, kAutotunedAlgo);
   e.header = export_header(linear, e.candidate, provenance(linear, "linear_auto.json"));
   for (const char* want : {"kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS, -1}",
-                           "algorithm autotuned at the first call of each shape", "#ifndef KEVO_EXPORT_CUBLASLT_V4",
-                           "inline namespace v4 {", "cublaslt::tune(linked_cublaslt(), p.handle, p.plan,",
+                           "algorithm autotuned at the first call of each shape", "#ifndef KEVO_EXPORT_CUBLASLT_V5",
+                           "inline namespace v5 {", "cublaslt::tune(linked_cublaslt(), p.handle, p.plan,",
                            "cudaEventElapsedTime", "cudaErrorStreamCaptureUnsupported"})
     EXPECT_NE(e.header.find(want), std::string::npos) << want << "\n" << e.header;
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
   compile_program("autotuned", {&e}, true);
+  EXPECT_EQ(record_program({&e}), static_cast<int>(linear.workloads.size()));
+}
+
+// A plan whose matmul emulates fp32 (cuBLASLt's bf16x9, "emulation": "eager") exports with cuBLAS's
+// strategy in the launcher's MatmulShape, a build line for sm_100a/sm_103a alone, and the runtime
+// that attaches the emulation descriptor; the header compiles (and links) with nvcc for sm_100a,
+// and the launcher passes the strategy on every workload.
+TEST(Export, AnEmulatedCublasLtPlanCompilesForSm100aAndPassesItsStrategyOn) {
+  Task linear = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  std::ifstream in(kRoot + "tests/data/candidates/linear_leaky_relu.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = R"("epilogue": "bias")";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), R"("epilogue": "bias", "emulation": "eager")");
+  Exported e{&linear, parse_candidate(text, "linear_emulated.json", linear), "linear_emulated", "", true, false};
+  ASSERT_EQ(std::get<MatmulStep>(e.candidate.plan.steps.front().op).emulation, Emulation::Eager);
+  e.header = export_header(linear, e.candidate, provenance(linear, "linear_emulated.json"));
+  for (const char* want :
+       {"kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS, 0, CUBLAS_EMULATION_STRATEGY_EAGER}",
+        "fp32 emulated with bf16x9 (cuBLAS strategy eager; sm_100a, sm_103a)",
+        "// Build: nvcc -std=c++17 -gencode=arch=compute_100a,code=sm_100a (B200; B300:\n"
+        "//        -gencode=arch=compute_103a,code=sm_103a): the cuBLASLt step emulates fp32 with bf16x9,",
+        "CUBLAS_COMPUTE_32F_EMULATED_16BFX9", "CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR",
+        "&cublasLtEmulationDescCreate,"})
+    EXPECT_NE(e.header.find(want), std::string::npos) << want << "\n" << e.header;
+  if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
+  compile_program("emulated", {&e}, true, "-gencode=arch=compute_100a,code=sm_100a");
   EXPECT_EQ(record_program({&e}), static_cast<int>(linear.workloads.size()));
 }
 

@@ -184,7 +184,9 @@ inline std::string call_block(const Task& t, int w) {
 
 // Compiles (and links, where the libraries are) a program of `headers`, one per task namespace,
 // included by main.cu and, when `second_tu`, by a second translation unit too.
-inline void compile_program(const std::string& name, const std::vector<const Exported*>& headers, bool second_tu) {
+// `target`: nvcc's architecture flags.
+inline void compile_program(const std::string& name, const std::vector<const Exported*>& headers, bool second_tu,
+                            const std::string& target = "-arch=sm_90a") {
   const std::string dir = make_dir(name);
   std::string includes, calls;
   bool cublaslt = false, cudnn = false;
@@ -204,7 +206,7 @@ inline void compile_program(const std::string& name, const std::vector<const Exp
     files += " " + dir + "other.cu";
   }
   const bool can_link = (!cublaslt || have_library("cublasLt")) && (!cudnn || have_library("cudnn"));
-  std::string cmd = nvcc() + " -std=c++17 -arch=sm_90a -Xcompiler -Wall " + files;
+  std::string cmd = nvcc() + " -std=c++17 " + target + " -Xcompiler -Wall " + files;
   if (can_link) {
     cmd += " -o " + dir + "program";
     if (cublaslt) cmd += " -lcublasLt";

@@ -14,11 +14,11 @@
 #include <cublasLt.h>
 
 // ---- kevo export runtime: cuBLASLt matmul steps (link with -lcublasLt)
-#ifndef KEVO_EXPORT_CUBLASLT_V4
-#define KEVO_EXPORT_CUBLASLT_V4
+#ifndef KEVO_EXPORT_CUBLASLT_V5
+#define KEVO_EXPORT_CUBLASLT_V5
 #include "cublaslt_plan.h"
 namespace kevo_export {
-inline namespace v4 {
+inline namespace v5 {
 
 namespace detail {
 
@@ -56,6 +56,11 @@ inline const cublaslt::Api& linked_cublaslt() {
       [](cudaEvent_t e, cudaStream_t s) { return static_cast<int>(cudaEventRecord(e, s)); },
       [](float* ms, cudaEvent_t from, cudaEvent_t to) { return static_cast<int>(cudaEventElapsedTime(ms, from, to)); },
       [](cudaStream_t s) { return static_cast<int>(cudaStreamSynchronize(s)); },
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+      &cublasLtEmulationDescCreate,
+      &cublasLtEmulationDescDestroy,
+      &cublasLtEmulationDescSetAttribute,
+#endif
   };
   return api;
 }
@@ -143,6 +148,6 @@ inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const 
                                            d, workspace, workspace_bytes, stream));
 }
 
-}  // namespace v4
+}  // namespace v5
 }  // namespace kevo_export
-#endif  // KEVO_EXPORT_CUBLASLT_V4
+#endif  // KEVO_EXPORT_CUBLASLT_V5

@@ -13,7 +13,15 @@
 
 // ---- the cuBLASLt planner, shared with kevo's evaluation (src/runtime/kevo_export/cublaslt_plan.h)
 namespace kevo_export {
-inline namespace v4 {
+inline namespace v5 {
+
+// cuBLASLt's fp32 emulation (bf16x9) came with CUDA 13's headers; built against older ones, a
+// plan asking for it fails as CUBLAS_STATUS_NOT_SUPPORTED.
+#if defined(CUBLAS_VER_MAJOR) && CUBLAS_VER_MAJOR >= 13
+#define KEVO_EXPORT_CUBLASLT_EMULATION 1
+#else
+#define KEVO_EXPORT_CUBLASLT_EMULATION 0
+#endif
 
 // d[m,n] = epilogue(alpha * op(a)[m,k] @ op(b)[k,n] (+ bias[n])) on row-major fp32 matrices, with
 // the bias added after the alpha scaling (cuBLASLt's order) and gelu cuBLASLt's tanh approximation.
@@ -24,6 +32,8 @@ struct MatmulShape {
   cublasLtEpilogue_t epilogue;
   int algo;  // index into the heuristic's usable results (0: its first choice), as the plan's "algo";
              // -1 (the plan's "auto"): the fastest of them, timed at the first call of each shape
+  int emulation = 0;  // 0: plain fp32; else the bf16x9 emulation with this cublasEmulationStrategy_t
+                      // (1 performant, 2 eager), as the plan's "emulation": sm_100a and sm_103a only
 };
 
 namespace cublaslt {
@@ -50,6 +60,12 @@ struct Api {
   int (*event_record)(cudaEvent_t, cudaStream_t);
   int (*event_elapsed_ms)(float*, cudaEvent_t, cudaEvent_t);
   int (*stream_synchronize)(cudaStream_t);
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+  // Null where the library lacks them (a cuBLASLt before 13): an emulated plan then fails.
+  decltype(&cublasLtEmulationDescCreate) emulation_create;
+  decltype(&cublasLtEmulationDescDestroy) emulation_destroy;
+  decltype(&cublasLtEmulationDescSetAttribute) emulation_set;
+#endif
 };
 
 // The first call that failed, or none (ok()).
@@ -67,6 +83,7 @@ struct Key {
   bool transpose_a, transpose_b;
   cublasLtEpilogue_t epilogue;
   uint32_t align_a, align_b, align_d;
+  int emulation;  // MatmulShape's
 };
 
 // Descriptors (cuBLASLt's view: its A is our b, its B our a) and the usable algorithms.
@@ -76,6 +93,9 @@ struct Plan {
   cublasLtMatmulAlgo_t algos[kMaxAlgorithms] = {};  // the heuristic's results that fit, best first
   int usable = 0;                                   // how many of algos
   int tuned = -1;                                   // the autotuned index into algos, once chosen
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+  cublasLtEmulationDesc_t emulation = nullptr;  // an emulated plan's strategy, which desc points at
+#endif
 };
 
 // The largest power of two up to 256 dividing the address: what cuBLASLt's heuristic may assume.
@@ -86,13 +106,14 @@ inline uint32_t alignment(uint64_t address) {
 }
 
 inline Key key_of(const MatmulShape& s, uint64_t a, uint64_t b, uint64_t d) {
-  return Key{s.m, s.n, s.k, s.transpose_a, s.transpose_b, s.epilogue, alignment(a), alignment(b), alignment(d)};
+  return Key{s.m,      s.n,          s.k,          s.transpose_a, s.transpose_b, s.epilogue,
+             alignment(a), alignment(b), alignment(d), s.emulation};
 }
 
 inline bool same(const Key& x, const Key& y) {
   return x.m == y.m && x.n == y.n && x.k == y.k && x.transpose_a == y.transpose_a &&
          x.transpose_b == y.transpose_b && x.epilogue == y.epilogue && x.align_a == y.align_a &&
-         x.align_b == y.align_b && x.align_d == y.align_d;
+         x.align_b == y.align_b && x.align_d == y.align_d && x.emulation == y.emulation;
 }
 
 inline Outcome failed(const char* call, cublasStatus_t status) { return Outcome{call, static_cast<int>(status), false}; }
@@ -102,6 +123,9 @@ inline void release(const Api& api, Plan& p) {
   if (p.b) api.layout_destroy(p.b);
   if (p.d) api.layout_destroy(p.d);
   if (p.desc) api.desc_destroy(p.desc);
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+  if (p.emulation) api.emulation_destroy(p.emulation);  // after the descriptor that points at it
+#endif
   p = Plan{};
 }
 
@@ -142,14 +166,43 @@ inline Outcome find_algorithms(const Api& api, cublasLtHandle_t handle, const Ke
   return Outcome{};
 }
 
+// An emulated plan's strategy, in an emulation descriptor that the matmul descriptor points at.
+inline Outcome emulate(const Api& api, int strategy, Plan& p) {
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+  if (!api.emulation_create || !api.emulation_destroy || !api.emulation_set)
+    return failed("cublasLtEmulationDescCreate", CUBLAS_STATUS_NOT_SUPPORTED);
+  cublasStatus_t st = api.emulation_create(&p.emulation);
+  if (st != CUBLAS_STATUS_SUCCESS) return failed("cublasLtEmulationDescCreate", st);
+  const int32_t value = strategy;  // cublasEmulationStrategy_t's value
+  st = api.emulation_set(p.emulation, CUBLASLT_EMULATION_DESC_STRATEGY, &value, sizeof value);
+  if (st != CUBLAS_STATUS_SUCCESS) return failed("cublasLtEmulationDescSetAttribute", st);
+  st = api.desc_set(p.desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, &p.emulation, sizeof p.emulation);
+  return st == CUBLAS_STATUS_SUCCESS ? Outcome{} : failed("cublasLtMatmulDescSetAttribute", st);
+#else
+  (void)api, (void)strategy, (void)p;
+  return failed("cublasLtEmulationDescCreate", CUBLAS_STATUS_NOT_SUPPORTED);
+#endif
+}
+
 // The plan for a problem: descriptors and the heuristic's usable algorithms within
 // `workspace_bytes` (none usable is p.usable == 0, not a failure). On a failure p keeps what was
 // made, for release().
 inline Outcome build(const Api& api, cublasLtHandle_t handle, const Key& s, size_t workspace_bytes, Plan& p) {
   // Row-major d = op(a) op(b) is column-major d^T = op(b)^T op(a)^T: cuBLASLt's A is our b, its B our a.
-  // CUBLAS_COMPUTE_32F is plain fp32; TF32 would be CUBLAS_COMPUTE_32F_FAST_TF32.
-  cublasStatus_t st = api.desc_create(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  // CUBLAS_COMPUTE_32F is plain fp32; TF32 would be CUBLAS_COMPUTE_32F_FAST_TF32. The emulated
+  // compute type splits each operand into three bf16 parts (nine bf16 products, fp32-accurate);
+  // cuBLASLt refuses an emulation descriptor with any other.
+#if KEVO_EXPORT_CUBLASLT_EMULATION
+  const cublasComputeType_t compute = s.emulation ? CUBLAS_COMPUTE_32F_EMULATED_16BFX9 : CUBLAS_COMPUTE_32F;
+#else
+  const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+#endif
+  cublasStatus_t st = api.desc_create(&p.desc, compute, CUDA_R_32F);
   if (st != CUBLAS_STATUS_SUCCESS) return failed("cublasLtMatmulDescCreate", st);
+  if (s.emulation) {
+    const Outcome emulated = emulate(api, s.emulation, p);
+    if (!emulated.ok()) return emulated;
+  }
   const cublasOperation_t op_a = s.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = s.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   st = api.desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a);
@@ -227,5 +280,5 @@ inline Outcome tune(const Api& api, cublasLtHandle_t handle, Plan& p, float alph
 }
 
 }  // namespace cublaslt
-}  // namespace v4
+}  // namespace v5
 }  // namespace kevo_export

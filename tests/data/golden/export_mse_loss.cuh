@@ -24,7 +24,10 @@
 // run() queues the plan's 2 steps on `stream` (a stream of the current device) and returns the first error; it does not
 // synchronise. Inputs are only read. The workspace, when needed, must be 256-byte aligned (cudaMalloc's).
 //
-// Build: nvcc -std=c++17 -arch=sm_90a (Hopper; sm_100a for B200).
+// Build: nvcc -std=c++17 -gencode=arch=compute_90a,code=sm_90a (Hopper; B200:
+//        -gencode=arch=compute_100a,code=sm_100a; B300: -gencode=arch=compute_103a,code=sm_103a).
+//        Not -arch=sm_90a: nvcc 13 then also builds compute_90 PTX, where the arch-specific
+//        instructions (wgmma, TMA) stop at their static_asserts.
 // kevo compiled this source with NVRTC, -std=c++17 and no fast math: do not add --use_fast_math.
 // Libraries: none beyond the CUDA runtime.
 //
