@@ -288,6 +288,20 @@ int chain_end(const TaskGraph& tg, int t) {
   }
 }
 
+// A rest that normalises by statistics of the GEMM's own values (a layer or group norm, x / ||x||,
+// a standard deviation) turns the GEMM's rounding error, which is relative to the row's scale,
+// into an absolute error of outputs of order one: on the H200, 3xbf16 products before a layer norm
+// at 1e-4 left a few elements at twice the tolerance on the correctness checks' shifted and
+// scaled inputs. Before such a rest the GEMM's precision is admitted against a 16th of the task's
+// rtol (plain TF32 and 3xbf16 drop out at 1e-4; 3xbf16 stays at KernelBench's 1e-2).
+constexpr double kNormalisedRtolShare = 1.0 / 16;
+
+bool normalises(const Graph& rest) {
+  static const std::set<std::string> ops = {"layer_norm", "group_norm",        "batch_norm", "instance_norm", "norm",
+                                            "normalize",  "cosine_similarity", "std",        "var"};
+  return std::any_of(rest.nodes.begin(), rest.nodes.end(), [](const Node& n) { return ops.count(n.op) > 0; });
+}
+
 // The two spaces of splitting the graph at value v, or none.
 std::vector<std::unique_ptr<DesignSpace>> split_at(const TaskGraphPtr& tgp, int v) {
   std::vector<std::unique_ptr<DesignSpace>> none;
@@ -340,6 +354,7 @@ std::vector<std::unique_ptr<DesignSpace>> split_at(const TaskGraphPtr& tgp, int 
     prefix_graphs.push_back(std::move(prefix));
     rest_graphs.push_back(std::move(rest));
   }
+  if (normalises(rest_graphs.front())) prefix_task->tolerance.rtol *= kNormalisedRtolShare;
   auto prefix_tg = std::make_shared<const TaskGraph>(prefix_task, std::move(prefix_graphs));
   auto rest_tg = std::make_shared<const TaskGraph>(rest_task, std::move(rest_graphs));
 

@@ -143,6 +143,28 @@ TEST(SplitSpaces, EverySplitSpaceHoldsAtLeastAHundredLegalGenomes) {
   }
 }
 
+// The GEMM's precision modes a split space draws, over many random legal genomes.
+std::set<int64_t> precisions_drawn(const DesignSpace& s) {
+  std::mt19937_64 rng(3);
+  std::set<int64_t> seen;
+  const int knob = s.manifest().knob("kPrecision");
+  for (int i = 0; i < 400; ++i) seen.insert(s.random_genome(rng).values[static_cast<size_t>(knob)]);
+  return seen;
+}
+
+// A layer norm after the GEMM divides the GEMM's error by its row's spread: 3xbf16 products, which
+// a softmax after the same GEMM at the same 1e-4 admits, left outputs at twice the tolerance on the
+// H200, so the space does not offer them there (nor plain TF32); at a loose tolerance it does.
+TEST(SplitSpaces, ANormAfterTheGemmAsksTheGemmForMoreAccuracy) {
+  Task softmax = load_task(kRoot + "tests/data/tasks/linear_softmax.json");
+  Task norm = load_task(kRoot + "tests/data/tasks/linear_layer_norm.json");
+  ASSERT_EQ(softmax.tolerance.rtol, norm.tolerance.rtol);
+  EXPECT_EQ(precisions_drawn(*split_space(softmax, "sm_90a")).count(3), 1u) << "3xbf16 at 1e-4 before a softmax";
+  EXPECT_EQ(precisions_drawn(*split_space(norm, "sm_90a")), std::set<int64_t>{0}) << "3xTF32 only before a layer norm";
+  norm.tolerance = {1e-2, 1e-2};
+  EXPECT_EQ(precisions_drawn(*split_space(norm, "sm_90a")).count(3), 1u) << "3xbf16 before a layer norm at 1e-2";
+}
+
 eval::BuildResult build_uncached(const Candidate& c, const std::string& arch) {
   eval::BuildRequest req;
   req.source = c.source;
