@@ -237,8 +237,9 @@ std::optional<Failure> EvaluationRun::trials(int w, const ResolvedPlan& plan, co
     }
     if (!declared_passed) return f;
     return Failure{EvalStatus::DistributionFitted,
-                   "right on the declared distributions, wrong on perturbed inputs: its outputs follow the "
-                   "distributions' statistics, not its inputs: " + f->error};
+                   "right on the declared distributions, wrong on perturbed inputs (scaled, shifted, with "
+                   "outliers): it answers from the distributions' statistics, or loses accuracy on inputs of "
+                   "another scale: " + f->error};
   }
   return std::nullopt;
 }
