@@ -22,19 +22,21 @@ int64_t count_legal(const DesignSpace& s, int64_t enough, uint64_t walk_limit) {
   }
 }
 
-double estimate_legal(const DesignSpace& s, int draws) {
+double DesignSpace::legal_estimate(int draws) const {
   std::mt19937_64 rng(7);
-  Genome g{s.id(), std::vector<int64_t>(s.knobs().size())};
-  int legal = 0;
+  Genome g{id(), std::vector<int64_t>(knobs().size())};
+  int found = 0;
   for (int d = 0; d < draws; ++d) {
     for (size_t i = 0; i < g.values.size(); ++i) {
-      const auto& dom = s.knobs()[i].values;
+      const auto& dom = knobs()[i].values;
       g.values[i] = dom[std::uniform_int_distribution<size_t>(0, dom.size() - 1)(rng)];
     }
-    legal += s.legal(g);
+    found += legal(g);
   }
-  return static_cast<double>(s.size()) * legal / draws;
+  return static_cast<double>(size()) * found / draws;
 }
+
+double estimate_legal(const DesignSpace& s, int draws) { return s.legal_estimate(draws); }
 
 bool hold_legal_genomes(const std::vector<std::unique_ptr<DesignSpace>>& spaces, int64_t n) {
   double legal = 0;

@@ -46,7 +46,10 @@ class DesignSpace {
   void restrict_to(const std::string& arch) { arch_ = arch; }
   uint64_t size() const;  // product of the knob domains (legal or not)
   // A legal genome drawn uniformly by rejection; throws std::runtime_error when none is found.
-  Genome random_genome(std::mt19937_64& rng) const;
+  virtual Genome random_genome(std::mt19937_64& rng) const;
+  // How many genomes are legal: the legal share of `draws` uniform draws (a fixed seed) times
+  // size(). A space joined from parts estimates better from its parts' own draws.
+  virtual double legal_estimate(int draws) const;
   // The knob values by name.
   std::map<std::string, int64_t> values(const Genome& g) const;
   // The template's enumerator for an enum knob's value in g ("kevo::Cache::Registers").
@@ -102,7 +105,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task, const std::str
 // The legal genomes of `s` (for its architecture), counted by walking it, stopping once `enough`
 // are found; -1 when the space has more than `walk_limit` genomes (legal_count.cpp).
 int64_t count_legal(const DesignSpace& s, int64_t enough = INT64_MAX, uint64_t walk_limit = 200000);
-// The legal fraction of `draws` uniform draws (a fixed seed) times the space's size.
+// s.legal_estimate(draws): the legal fraction of `draws` uniform draws times the space's size (for
+// most spaces).
 double estimate_legal(const DesignSpace& s, int draws);
 // Whether `spaces` hold at least n legal genomes between them (walked, or estimated from 2,000
 // draws where a space is too large to walk).

@@ -6,6 +6,7 @@
 // resolve at every workload and compile with NVRTC for sm_90a and sm_100a.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -163,6 +164,28 @@ TEST(SplitSpaces, ANormAfterTheGemmAsksTheGemmForMoreAccuracy) {
   EXPECT_EQ(precisions_drawn(*split_space(norm, "sm_90a")), std::set<int64_t>{0}) << "3xTF32 only before a layer norm";
   norm.tolerance = {1e-2, 1e-2};
   EXPECT_EQ(precisions_drawn(*split_space(norm, "sm_90a")).count(3), 1u) << "3xbf16 before a layer norm at 1e-2";
+}
+
+// A split space's legal genomes are a small share of its domain (each part's share, multiplied):
+// it counts them from its parts' own legal draws, so lower() sees the room it gives search (and
+// does not add the slow generic baseline beside it), and its random genomes are drawn the same way.
+TEST(SplitSpaces, TheSplitSpaceCountsItsLegalGenomesFromItsParts) {
+  Task task = load_task(kRoot + "tests/data/tasks/linear_softmax.json");
+  std::vector<std::string> families;
+  for (const auto& s : lower(task, "sm_90a")) families.push_back(s->manifest().family);
+  EXPECT_EQ(std::count(families.begin(), families.end(), "generic"), 0) << "the split spaces leave room enough";
+  auto s = split_space(task, "sm_90a");
+  ASSERT_NE(s, nullptr);
+  EXPECT_GE(estimate_legal(*s, 2000), 1e6);
+  std::mt19937_64 rng(5);
+  std::set<std::vector<int64_t>> drawn;
+  for (int i = 0; i < 200; ++i) {
+    Genome g = s->random_genome(rng);
+    std::string why;
+    ASSERT_TRUE(s->legal(g, &why)) << why;
+    drawn.insert(g.values);
+  }
+  EXPECT_GE(drawn.size(), 195u) << "draws spread over the space";
 }
 
 eval::BuildResult build_uncached(const Candidate& c, const std::string& arch) {
