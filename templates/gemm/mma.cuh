@@ -50,7 +50,14 @@ struct If<false, A, B> {
 // task's tolerance admits it); Bf16x3 splits each operand into bf16 high and low parts and sums
 // lo*hi + hi*lo + hi*hi on the bf16 tensor cores (twice TF32's rate; about 2^-16 relative error
 // per product). 16-bit operands: Native products with fp32 accumulation.
-enum class Precision { Tf32x3 = 0, Tf32 = 1, Native = 2, Bf16x3 = 3 };
+// The tensor cores add each product into the fp32 accumulator rounding toward zero, so a long
+// chain of mma steps drifts by about 2^-24 of the running sum per step, always the same way;
+// Tf32x3Promoted sums each k step's three products in a fresh accumulator and adds that on the
+// CUDA cores (round to nearest), which keeps fp32's error at any K (the mma.sync path only).
+enum class Precision { Tf32x3 = 0, Tf32 = 1, Native = 2, Bf16x3 = 3, Tf32x3Promoted = 4 };
+
+template <Precision kPrec>
+constexpr bool kSplitsTf32 = kPrec == Precision::Tf32x3 || kPrec == Precision::Tf32x3Promoted;
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   unsigned a;

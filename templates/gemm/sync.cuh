@@ -2,7 +2,8 @@
 // tile kBM x kBN, kWarpsM x kWarpsN warps each owning a (kBM/kWarpsM) x (kBN/kWarpsN) slice of
 // m16n8 accumulators, and a kStages-deep cp.async pipeline over K. 16-bit fragments come from
 // ldmatrix (transposed for B stored [k][n]); fp32 fragments are scalar loads, rounded to TF32
-// (and split into high part and residual for 3xTF32) in registers.
+// (and split into high part and residual for 3xTF32) in registers; promoted 3xTF32 adds each k
+// step's products into the accumulators on the CUDA cores.
 #pragma once
 
 #include "smem.cuh"
@@ -129,7 +130,7 @@ struct SyncMainloop {
                           lds(sa, TileA::offset(r, kk + t + 4)), lds(sa, TileA::offset(r + 8, kk + t + 4))};
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        if constexpr (kPrec == Precision::Tf32x3)
+        if constexpr (kSplitsTf32<kPrec>)
           split_tf32(x[e], a_big[i][e], a_small[i][e]);
         else
           a_big[i][e] = to_tf32(x[e]);
@@ -149,19 +150,28 @@ struct SyncMainloop {
       unsigned b_big[2], b_small[2];
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        if constexpr (kPrec == Precision::Tf32x3)
+        if constexpr (kSplitsTf32<kPrec>)
           split_tf32(y[e], b_big[e], b_small[e]);
         else
           b_big[e] = to_tf32(y[e]);
       }
 #pragma unroll
       for (int i = 0; i < kMT; ++i) {
-        if constexpr (kPrec == Precision::Tf32x3) {
-          // The small terms first, so that they are not lost beside the large one.
-          mma_sync<T>(acc[i][j], a_small[i], b_big);
-          mma_sync<T>(acc[i][j], a_big[i], b_small);
+        if constexpr (kPrec == Precision::Tf32x3Promoted) {
+          float step[4] = {0.f, 0.f, 0.f, 0.f};
+          mma_sync<T>(step, a_small[i], b_big);
+          mma_sync<T>(step, a_big[i], b_small);
+          mma_sync<T>(step, a_big[i], b_big);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][j][e] += step[e];
+        } else {
+          if constexpr (kPrec == Precision::Tf32x3) {
+            // The small terms first, so that they are not lost beside the large one.
+            mma_sync<T>(acc[i][j], a_small[i], b_big);
+            mma_sync<T>(acc[i][j], a_big[i], b_small);
+          }
+          mma_sync<T>(acc[i][j], a_big[i], b_big);
         }
-        mma_sync<T>(acc[i][j], a_big[i], b_big);
       }
     }
   }

@@ -261,6 +261,8 @@ struct WgmmaMainloop {
   static_assert(kFp32 || kB == BLayout::KMajor, "16-bit B stored [K, N] is not laid out for wgmma's descriptors");
   static_assert(kStages >= (kFp32 ? 2 : 3), "stages: 2 or more (3 or more with 16-bit operands)");
   static_assert(kFp32 == (kPrec != Precision::Native), "fp32 operands take split or TF32 products, 16-bit ones native");
+  static_assert(kPrec != Precision::Tf32x3Promoted,
+                "promoted 3xTF32 is the mma.sync path's (wgmma would need a second accumulator set)");
 
   float acc[kMB][kWN / 2];
   int scale_d = 0;  // 0 until the first wgmma of the tile has written the accumulators

@@ -134,6 +134,14 @@ __device__ __forceinline__ Acc<Idx> lanes_reduce(Acc<Idx> a, float* sv, Idx* si)
   return a;
 }
 
+// The next start of a grid-stride loop over [0, end), or end: `at + stride` itself can pass
+// 2^31 with 32-bit indices (a one-pass grid's stride is about `end`), and a wrapped index walks
+// back into the buffers from below.
+template <typename Idx>
+__device__ __forceinline__ Idx grid_stride_next(Idx at, Idx stride, Idx end) {
+  return end - at > stride ? at + stride : end;
+}
+
 // One kernel of a generic candidate: n_out outputs, each the reduction of K terms
 // (Body::term(p, out, k) for k in [0, K)), kLanes threads per output (kLanes == kBlock: a block
 // per output, as a softmax row wants; 1: a thread per output, as a matmul's element), kItems
@@ -147,7 +155,8 @@ __device__ __forceinline__ void generic_reduce(const typename Body::Params& p, I
   __shared__ float sv[kBlock / 32];
   __shared__ Idx si[kBlock / 32];
   const int lane = threadIdx.x % kLanes;
-  for (Idx base = (Idx)blockIdx.x * (kPerBlock * kItems); base < n_out; base += (Idx)gridDim.x * (kPerBlock * kItems)) {
+  const Idx stride = (Idx)gridDim.x * (kPerBlock * kItems);
+  for (Idx base = (Idx)blockIdx.x * (kPerBlock * kItems); base < n_out; base = grid_stride_next(base, stride, n_out)) {
 #pragma unroll
     for (int item = 0; item < kItems; ++item) {
       const Idx out = base + (Idx)item * kPerBlock + (Idx)(threadIdx.x / kLanes);
@@ -171,7 +180,7 @@ template <int kBlock, typename Idx, typename Body>
 __device__ __forceinline__ void generic_scan(const typename Body::Params& p, Idx rows, Idx len) {
   using Op = typename Body::Op;
   __shared__ float buf[kBlock];
-  for (Idx row = blockIdx.x; row < rows; row += gridDim.x) {
+  for (Idx row = blockIdx.x; row < rows; row = grid_stride_next(row, (Idx)gridDim.x, rows)) {
     float carry = Op::identity();
     for (Idx start = 0; start < len; start += kBlock) {
       const Idx at = start + (Idx)threadIdx.x;

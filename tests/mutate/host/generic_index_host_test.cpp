@@ -1,0 +1,89 @@
+// The generic family's loops with 32-bit indices at the top of their range, on the CPU: the last
+// blocks of a grid over almost 2^31 outputs must store each of their outputs once and nothing
+// else. The stride of a one-pass grid is about the output count, so `base + stride` passes 2^31;
+// on the H200 a wrapped index walked back into the buffers (KernelBench's L2 norm over
+// 32768 x 65535 floats: an illegal address). Built with -fwrapv, so that an overflow wraps here
+// as it does on the GPU instead of being undefined.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "cuda_host_shim.h"  // generic.cuh is plain C++ apart from CUDA's qualifiers
+#include "templates/generic/generic.cuh"
+
+namespace {
+
+// Every output a kernel stores, by index (the body of a map kernel: one term per output).
+struct Stores {
+  std::mutex m;
+  std::map<long long, int> count;
+};
+
+struct RecordingBody {
+  struct Params {
+    Stores* stores;
+  };
+  using Op = kevo::GSum;
+  struct Out {
+    int i;
+  };
+  static Out at(const Params&, int f) { return {f}; }
+  static float term(const Params&, const Out&, int) { return 1.f; }
+  static void store(const Params& p, const Out& o, float, int) {
+    std::lock_guard<std::mutex> lock(p.stores->m);
+    ++p.stores->count[o.i];
+  }
+};
+
+// Runs block `block_index` of a grid of `grid` blocks of kBlock threads over n_out outputs.
+template <int kBlock, int kLanes, int kItems>
+std::map<long long, int> run_block(unsigned grid, unsigned block_index, int n_out) {
+  Stores stores;
+  std::barrier<> bar(kBlock);
+  kevo_host_barrier = &bar;
+  blockDim = {kBlock, 1, 1};
+  gridDim = {grid, 1, 1};
+  const RecordingBody::Params p{&stores};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < kBlock; ++t)
+    threads.emplace_back([&, t] {
+      threadIdx = {t, 0, 0};
+      blockIdx = {block_index, 0, 0};
+      kevo::generic_reduce<kBlock, kLanes, kItems, 1, int, RecordingBody>(p, n_out, 1);
+    });
+  for (auto& th : threads) th.join();
+  return stores.count;
+}
+
+// The outputs block b of a one-pass grid owns: [b * tile, min((b + 1) * tile, n_out)).
+void expect_exactly_its_tile(const std::map<long long, int>& count, long long b, long long tile, long long n_out) {
+  const long long first = b * tile, last = std::min(first + tile, n_out);
+  ASSERT_FALSE(count.empty()) << "block " << b << " stored nothing";
+  EXPECT_EQ(count.begin()->first, first) << "block " << b << " stored below its tile";
+  EXPECT_EQ(count.rbegin()->first, last - 1) << "block " << b << " stored past its tile";
+  EXPECT_EQ(static_cast<long long>(count.size()), last - first);
+  for (const auto& [out, times] : count) ASSERT_EQ(times, 1) << "output " << out << " stored " << times << " times";
+}
+
+TEST(GenericIndexHost, OnePassGridNearTheLimitOfThirtyTwoBitIndices) {
+  // The largest output count the manifest gives 32-bit indices, and KernelBench's L2 norm's.
+  for (const long long n_out : {2147418111LL, 32768LL * 65535LL}) {
+    constexpr int kBlock = 64, kItems = 4, kTile = kBlock * kItems;
+    const unsigned grid = static_cast<unsigned>((n_out + kTile - 1) / kTile);
+    for (const unsigned b : {grid - 1, grid - 2})
+      expect_exactly_its_tile(run_block<kBlock, 1, kItems>(grid, b, static_cast<int>(n_out)), b, kTile, n_out);
+  }
+}
+
+TEST(GenericIndexHost, GridStrideNextNeverPassesTheEnd) {
+  EXPECT_EQ(kevo::grid_stride_next<int>(INT_MAX - 10, INT_MAX - 5, INT_MAX - 1), INT_MAX - 1);
+  EXPECT_EQ(kevo::grid_stride_next<int>(10, 100, 1000), 110);
+  EXPECT_EQ(kevo::grid_stride_next<int>(900, 100, 1000), 1000);
+  EXPECT_EQ(kevo::grid_stride_next<long long>(5, 3, 7), 7);
+}
+
+}  // namespace
