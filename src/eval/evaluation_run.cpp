@@ -1,6 +1,7 @@
 // One candidate through the protocol of docs/evaluation.md.
 #include "eval/evaluation_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -53,8 +54,18 @@ Json timing_request(const TimingConfig& tc) {
           {"max_seconds", tc.max_seconds}, {"target_half_width", tc.target_half_width}};
 }
 
-// A short fixed run: the probe of state and the held-back check.
-const Json kShortTiming = {{"warmup", 1}, {"min_reps", 5}, {"max_reps", 5}, {"max_seconds", 5.0}, {"target_half_width", 1.0}};
+// A short fixed run of `reps` repetitions after one warm-up: the probe of state and the held-back check.
+Json short_timing(int reps = 5) {
+  return {{"warmup", 1}, {"min_reps", reps}, {"max_reps", reps}, {"max_seconds", 5.0}, {"target_half_width", 1.0}};
+}
+
+// Repetitions of the state probe: five, fewer for a kernel that takes long (a generic baseline on a
+// large problem runs for seconds), never under two. Every repetition after the warm-up runs on kept
+// state, so a kernel that remembers is fast in all of them and the median shows it.
+int state_probe_reps(double candidate_ms) {
+  constexpr double kProbeBudgetMs = 250;
+  return static_cast<int>(std::clamp(kProbeBudgetMs / std::max(candidate_ms, 1e-3), 2.0, 5.0));
+}
 
 // Failures a kernel fitted to the declared distributions shows on perturbed inputs.
 bool wrong_values(EvalStatus s) {
@@ -281,7 +292,7 @@ std::optional<Failure> EvaluationRun::state_probe(const ResolvedPlan& plan, cons
   Json req = s_.request("time", module_, plan, l);
   req["keep_state"] = true;
   req["poison"] = Json::array();
-  req["timing"] = kShortTiming;
+  req["timing"] = short_timing(state_probe_reps(wm.candidate.median_ms));
   Json answer;
   if (auto f = s_.ask(req, s_.options().deadline_floor_s + 8 * allowance + 10, answer, m_)) return f;
   const double kept_ms = answer.at("timing").at("median_ms").get<double>();
@@ -363,7 +374,7 @@ bool EvaluationRun::held_back_check(const std::vector<int>& ws) {
   Json req = s_.request("time", module_, plan, l);
   req["sets"] = Json::array({Json(l.offsets(0))});
   req["poison"] = Json::array({s_.poison_list(plan, l, 0)});
-  req["timing"] = kShortTiming;
+  req["timing"] = short_timing();
   Json answer;
   if (auto f = s_.ask(req, s_.options().deadline_floor_s + 8 * allowance + 10, answer, m_)) return failed(f->error);
   if (auto f = s_.check(plan, l, 0, *e, criteria, wm, "in the timed runs")) return failed(f->error);

@@ -159,7 +159,9 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
   const char* trials = std::getenv("KEVO_TEMPLATE_GPU_TRIALS");  // a sweep: 1 trial, a shorter timing
   o.trials = trials ? std::max(1, std::atoi(trials)) : 2;
   o.max_seconds = trials ? 0.1 : 0.3;
-  o.min_reps = trials ? 1 : 5;  // a sweep checks correctness: a generic baseline can take seconds per run
+  // A sweep checks correctness: a generic baseline can take seconds per run, so one warm-up, one rep.
+  o.min_reps = trials ? 1 : 5;
+  o.warmup = trials ? 1 : 3;
   Runner ev(o);
   std::mt19937_64 rng(7);
   std::vector<Task> tasks(files.size());
