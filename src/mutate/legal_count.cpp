@@ -7,19 +7,34 @@
 
 namespace kevo::mutate {
 
-int64_t count_legal(const DesignSpace& s, int64_t enough, uint64_t walk_limit) {
-  if (s.size() > walk_limit) return -1;
+// Calls visit(g) on every genome of s in turn (the first knob fastest) until it returns false.
+template <typename Visit>
+void walk_genomes(const DesignSpace& s, Visit visit) {
   Genome g{s.id(), std::vector<int64_t>(s.knobs().size())};
   std::vector<size_t> at(s.knobs().size(), 0);
-  int64_t legal = 0;
   for (;;) {
     for (size_t i = 0; i < at.size(); ++i) g.values[i] = s.knobs()[i].values[at[i]];
-    legal += s.legal(g);
-    if (legal >= enough) return legal;
+    if (!visit(g)) return;
     size_t i = 0;
     while (i < at.size() && ++at[i] == s.knobs()[i].values.size()) at[i++] = 0;
-    if (i == at.size()) return legal;
+    if (i == at.size()) return;
   }
+}
+
+int64_t count_legal(const DesignSpace& s, int64_t enough, uint64_t walk_limit) {
+  if (s.size() > walk_limit) return -1;
+  int64_t legal = 0;
+  walk_genomes(s, [&](const Genome& g) { return (legal += s.legal(g)) < enough; });
+  return legal;
+}
+
+std::vector<Genome> legal_genomes(const DesignSpace& s) {
+  std::vector<Genome> legal;
+  walk_genomes(s, [&](const Genome& g) {
+    if (s.legal(g)) legal.push_back(g);
+    return true;
+  });
+  return legal;
 }
 
 double DesignSpace::legal_estimate(int draws) const {

@@ -78,15 +78,34 @@ uint64_t DesignSpace::size() const {
 }
 
 Genome DesignSpace::random_genome(std::mt19937_64& rng) const {
+  constexpr int kDraws = 10000, kDrawsUnwalkable = 100000;
+  const bool walkable = size() <= kWalkLimit;
   Genome g{id_, std::vector<int64_t>(knobs().size())};
-  for (int attempt = 0; attempt < 100000; ++attempt) {
+  for (int attempt = 0; attempt < (walkable ? kDraws : kDrawsUnwalkable); ++attempt) {
     for (size_t i = 0; i < knobs().size(); ++i) {
       const auto& dom = knobs()[i].values;
       g.values[i] = dom[std::uniform_int_distribution<size_t>(0, dom.size() - 1)(rng)];
     }
     if (legal(g)) return g;
   }
-  throw std::runtime_error("space " + id_ + " has no legal genome in 100000 draws");
+  if (walkable) {
+    const std::vector<Genome>& all = walked_legal();
+    if (!all.empty()) return all[std::uniform_int_distribution<size_t>(0, all.size() - 1)(rng)];
+    throw std::runtime_error("space " + id_ + " has no legal genome (all " + std::to_string(size()) + " walked)");
+  }
+  throw std::runtime_error("space " + id_ + " has no legal genome in " + std::to_string(kDrawsUnwalkable) + " draws");
+}
+
+void DesignSpace::restrict_to(const std::string& arch) {
+  std::lock_guard<std::mutex> lock(walked_mutex_);
+  arch_ = arch;
+  walked_.reset();  // legality changed
+}
+
+const std::vector<Genome>& DesignSpace::walked_legal() const {
+  std::lock_guard<std::mutex> lock(walked_mutex_);
+  if (!walked_) walked_ = std::make_unique<const std::vector<Genome>>(legal_genomes(*this));
+  return *walked_;
 }
 
 Facts device_facts() {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,9 +44,12 @@ class DesignSpace {
   bool legal(const Genome& g, std::string* why = nullptr) const;
   // The architecture the space was lowered for ("sm_100a"), or "" when it takes every value.
   const std::string& arch() const { return arch_; }
-  void restrict_to(const std::string& arch) { arch_ = arch; }
+  void restrict_to(const std::string& arch);
   uint64_t size() const;  // product of the knob domains (legal or not)
-  // A legal genome drawn uniformly by rejection; throws std::runtime_error when none is found.
+  // A legal genome drawn uniformly: by rejection, or, where rejection finds none in 10,000 draws
+  // and the space is small enough to walk, from the list of its legal genomes (walked once and
+  // kept: a library space can hold 15 legal genomes of 108,000). Throws std::runtime_error when
+  // the space has none.
   virtual Genome random_genome(std::mt19937_64& rng) const;
   // How many genomes are legal: the legal share of `draws` uniform draws (a fixed seed) times
   // size(). A space joined from parts estimates better from its parts' own draws.
@@ -89,6 +93,11 @@ class DesignSpace {
   std::map<std::string, std::string> fact_exprs_;
   std::map<std::string, std::vector<std::string>> fact_maxima_, fact_gcds_;
   std::vector<ShapeCondition> assumptions_;
+
+ private:
+  const std::vector<Genome>& walked_legal() const;  // legal_genomes(*this), walked on first use
+  mutable std::mutex walked_mutex_;
+  mutable std::unique_ptr<const std::vector<Genome>> walked_;
 };
 
 // What genome g of space s is correct under, over the task's axes: every manifest constraint with
@@ -104,7 +113,10 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task, const std::str
 
 // The legal genomes of `s` (for its architecture), counted by walking it, stopping once `enough`
 // are found; -1 when the space has more than `walk_limit` genomes (legal_count.cpp).
-int64_t count_legal(const DesignSpace& s, int64_t enough = INT64_MAX, uint64_t walk_limit = 200000);
+constexpr uint64_t kWalkLimit = 200000;
+int64_t count_legal(const DesignSpace& s, int64_t enough = INT64_MAX, uint64_t walk_limit = kWalkLimit);
+// Every legal genome of `s`, walked (callers keep to spaces of at most kWalkLimit genomes).
+std::vector<Genome> legal_genomes(const DesignSpace& s);
 // s.legal_estimate(draws): the legal fraction of `draws` uniform draws times the space's size (for
 // most spaces).
 double estimate_legal(const DesignSpace& s, int draws);

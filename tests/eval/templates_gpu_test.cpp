@@ -182,7 +182,12 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
     EXPECT_FALSE(spaces.empty()) << files[t];
     for (const auto& s : spaces) {
       std::vector<mutate::Genome> genomes;
-      for (int i = 0; i < per_space; ++i) genomes.push_back(s->random_genome(rng));
+      try {
+        for (int i = 0; i < per_space; ++i) genomes.push_back(s->random_genome(rng));
+      } catch (const std::runtime_error& e) {  // a space without legal genomes: a lowering bug, not the sweep's end
+        ADD_FAILURE() << tasks[t].name << " " << s->id() << ": " << e.what();
+        continue;
+      }
       auto extra = corners().find(s->id().substr(0, s->id().find('/')));
       if (extra != corners().end())
         for (const auto& values : extra->second)
