@@ -284,6 +284,14 @@ int64_t spatial_attr(const Node& n, const std::string& key, int spatial, int d, 
   return v[std::min(static_cast<size_t>(d), v.size() - 1)];
 }
 
+// Sizes (and a transposed convolution's output coordinates plus padding) must stay below this.
+// Im2col's corners and shifts must not reach its sentinel 2^24 when added, and its table packs
+// shifts into 15 bits: 16384. The transposed index math compares (o + P - shift) against S * size
+// as unsigned, which a far row (-2^24) or a far tap (+2^24) makes negative as long as o + P stays
+// below 2^24; its shifts are bounded by their own check: conv_transpose1d's lengths of 131072
+// (KernelBench's) pass.
+int64_t coordinate_limit(const Geometry& ge) { return ge.transposed ? int64_t{1} << 24 : 16384; }
+
 // The facts as expressions over the axes, and what the checks below demand of every workload as
 // conditions, so that an exported kernel runs on every shape they admit (docs/export.md).
 void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const Geometry& ge, bool fp32,
@@ -308,12 +316,13 @@ void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const 
   s.assume({paren(C) + " % " + G, "==", "0", "channels split evenly into groups"});
   s.assume({paren(OC) + " % " + G, "==", "0", "output channels split evenly into groups"});
   s.assume({K, "<=", std::to_string(kmax), "the tap table holds the largest K measured"});
-  s.assume({H, "<", "16384", "coordinates below the gather's sentinel"});
-  s.assume({W, "<", "16384", "coordinates below the gather's sentinel"});
+  const std::string limit = std::to_string(coordinate_limit(ge));
+  s.assume({H, "<", limit, "coordinates below the gather's sentinel"});
+  s.assume({W, "<", limit, "coordinates below the gather's sentinel"});
   s.assume({M, "<", "2147483648", "32-bit pixel offsets"});
   if (sp == 3) {
     const std::string D = tg.dim(x, 2);
-    s.assume({D, "<", "16384", "coordinates below the gather's sentinel"});
+    s.assume({D, "<", limit, "coordinates below the gather's sentinel"});
     s.assume({paren(C) + " * " + paren(D) + " * " + paren(H) + " * " + paren(W), "<", "2147483648",
               "32-bit offsets into a volume"});
   } else {
@@ -325,7 +334,7 @@ void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const 
         {sp == 3 ? tg.dim(y, 2) : "1", sp == 3 ? ge.pd : 0}, {sp == 1 ? "1" : tg.dim(y, rank - 2), ge.ph},
         {tg.dim(y, rank - 1), ge.pw}};
     for (const auto& [size, pad] : out)
-      s.assume({paren(size) + " + " + std::to_string(pad), "<", "16384", "output coordinates below the gather's sentinel"});
+      s.assume({paren(size) + " + " + std::to_string(pad), "<", limit, "output coordinates below the gather's sentinel"});
     const std::vector<std::pair<std::string, int64_t>> in = {
         {sp == 3 ? tg.dim(x, 2) : "1", ge.sd}, {H, ge.sh}, {W, ge.sw}};
     for (const auto& [size, stride] : in)
@@ -427,12 +436,13 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
     const int64_t C = xs[1], D = sp == 3 ? xs[2] : 1, H = sp == 1 ? 1 : xs[rank - 2], W = xs[rank - 1], OC = ys[1];
     const int64_t M = ys[0] * (sp == 3 ? ys[2] : 1) * (sp == 1 ? 1 : ys[rank - 2]) * ys[rank - 1],
                   K = C / ge.groups * ge.kd * ge.kh * ge.kw;
-    if (C % ge.groups || OC % ge.groups || D >= 16384 || H >= 16384 || W >= 16384 || M >= (int64_t{1} << 31) ||
+    const int64_t limit = coordinate_limit(ge);
+    if (C % ge.groups || OC % ge.groups || D >= limit || H >= limit || W >= limit || M >= (int64_t{1} << 31) ||
         C * D * H * W >= (int64_t{1} << 31) || K >= (int64_t{1} << 24))
       return none;
     if (ge.transposed) {  // Im2colTransposed: (o + P) below the sentinel, S * size an int
       const int64_t OD = sp == 3 ? ys[2] : 1, OH = sp == 1 ? 1 : ys[rank - 2], OW = ys[rank - 1];
-      if (OD + ge.pd >= 16384 || OH + ge.ph >= 16384 || OW + ge.pw >= 16384 || ge.sd * D >= (int64_t{1} << 31) ||
+      if (OD + ge.pd >= limit || OH + ge.ph >= limit || OW + ge.pw >= limit || ge.sd * D >= (int64_t{1} << 31) ||
           ge.sh * H >= (int64_t{1} << 31) || ge.sw * W >= (int64_t{1} << 31))
         return none;
     }

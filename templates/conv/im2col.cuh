@@ -204,7 +204,8 @@ struct Im2col3d {
 // tconv_inside: whether output coordinate t (padding added) under a tap shifted by d reads an input
 // element of an axis of n: (t - d) >= 0, a multiple of the constant stride S, and below S * n (the
 // lowering keeps S * n below 2^31). Far rows (t = -kFar) and far taps (d = kFar) give a negative
-// t - d, which fails as a large unsigned value.
+// t - d, which fails as a large unsigned value, as long as t stays below kFar (the lowering keeps
+// o + P below 2^24; sizes may pass Im2col's 16384, since nothing here packs a coordinate).
 template <int S>
 __device__ __forceinline__ bool tconv_inside(int t, int d, int n) {
   const unsigned a = (unsigned)(t - d);
