@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The conv family's full CPU acceptance: for every convolution task (task 14, its bf16 and fp16
-# versions, and the test contracts of strides/groups, odd K, conv1d and conv3d), N random genomes legal on
+# versions, and the test contracts of strides/groups, odd K, conv1d, conv3d and transposed convolutions), N random genomes legal on
 # each architecture render into valid plans and compile with NVRTC for sm_90a and sm_100a (kevo
 # space, through the compile pool), then an instance of each task shows HMMA in its SASS
 # (cuobjdump; the gtest), and the index math matches a direct convolution (conv_host_tests).
@@ -13,7 +13,9 @@ failed=0
 start=$(date +%s)
 tasks=${CONV_TASKS:-tasks/14_conv2d_relu_bias.json tasks/half/conv2d_relu_bias_bf16.json tasks/half/conv2d_relu_bias_fp16.json
   tests/data/tasks/conv2d_strided_grouped.json tests/data/tasks/conv2d_rgb_stem.json tests/data/tasks/conv1d_gelu.json
-  tests/data/tasks/conv3d_strided_grouped.json tests/data/tasks/conv3d_asymmetric_rgb.json}
+  tests/data/tasks/conv3d_strided_grouped.json tests/data/tasks/conv3d_asymmetric_rgb.json
+  tests/data/tasks/conv_transpose2d_strided_grouped.json tests/data/tasks/conv_transpose1d_dilated.json
+  tests/data/tasks/conv_transpose3d_strided.json tests/data/tasks/conv_transpose2d_bf16.json}
 for task in $tasks; do
   out=$("$kevo" space "$root/$task" --sample "$n" --compile --arch sm_90a --arch sm_100a 2>&1)
   rc=$?

@@ -8,7 +8,10 @@
 // channels, four (fp32) or eight (16-bit) taps per copy and bounds check. The epilogue applies the
 // generated tail and scatters the [M, OC] tile to NCHW, from the registers or staged through
 // shared memory so that stores run along OW. A conv3d (NCDHW, a Geometry with a kernel depth) is the
-// same kernel over Im2col3d's index math: M = N * OD * OH * OW, K = C / G * KD * KH * KW.
+// same kernel over Im2col3d's index math: M = N * OD * OH * OW, K = C / G * KD * KH * KW. A
+// transposed convolution (a Geometry with kTransposed) is the same kernel again over the transposed
+// index math (Im2colTransposed, Im2col3dTransposed: a tap reads x where the output coordinate minus
+// its shift divides by the stride), NCHW only, with its weight rewritten by conv_w_transposed first.
 #pragma once
 
 #include "../gemm/gemm.cuh"
@@ -106,7 +109,7 @@ struct GatherNchw {
 #pragma unroll
       for (int j = 0; j < Share::kRows; ++j) {
         const bool ok = Ix::inside(s, rows[j], t);
-        gather_element<T>(smem + Tile::offset(Share::row(tid, j), c), ok ? x + Ix::offset(rows[j], t) : x, ok);
+        gather_element<T>(smem + Tile::offset(Share::row(tid, j), c), ok ? x + Ix::offset(s, rows[j], t) : x, ok);
       }
     }
   }
@@ -143,7 +146,7 @@ struct GatherNhwc {
 #pragma unroll
     for (int i = 0; i < kPer; ++i) {
       const bool ok = Ix::inside(s, rows[i], t);
-      cp_async_16(smem + Tile::offset(tid / kChunksPerRow + i * kRowStep, c), ok ? x + Ix::offset(rows[i], t) : x, ok);
+      cp_async_16(smem + Tile::offset(tid / kChunksPerRow + i * kRowStep, c), ok ? x + Ix::offset(s, rows[i], t) : x, ok);
     }
   }
 };
@@ -172,6 +175,18 @@ __device__ __forceinline__ void conv_w_to_nhwc(const T* __restrict__ w, T* __res
   const long long oc = i / K;
   const int k = int(i - oc * K), rs = k / Cg, c = k - rs * Cg;
   wt[i] = w[(oc * Cg + c) * kTaps + rs];
+}
+
+// The plan's first kernel for a transposed convolution: torch's weight [C, OC / G, taps] rewritten
+// into [OC, C / G, taps] (w'[g * OCg + o, c, rs] = w[g * Cg + c, o, rs]), B stored K-major as a
+// convolution's weight is; one thread per element of w' (grid ceil(OC * K / 256), block 256).
+template <typename T, typename Geo>
+__device__ __forceinline__ void conv_w_transposed(const T* __restrict__ w, T* __restrict__ wt, const ConvShape& s) {
+  using Ix = ConvIndex<Geo>;
+  static_assert(GeoTransposed<Geo>::value, "only a transposed convolution's weight is rewritten");
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (long long)s.OC * Ix::gemm_k(s)) return;
+  wt[i] = w[Ix::weight_source(s, i)];
 }
 
 // The B tile (rows n0.. of one group's [OCg, K] weight) in 4-byte copies, for K that 16-byte
@@ -241,6 +256,8 @@ __device__ __forceinline__ void conv2d(const ConvOperands<typename Cfg::T, typen
                                        const typename Tail::Params& tp) {
   using T = typename Cfg::T;
   using Ix = ConvIndex<Geo>;
+  static_assert(!GeoTransposed<Geo>::value || Cfg::kLayout == ConvLayout::Nchw,
+                "transposed convolutions gather from NCHW x only (no NHWC index math for them)");
   extern __shared__ __align__(1024) char smem[];
   const ConvShape& s = op.shape;
   const int M = Ix::gemm_m(s), OCg = Ix::gemm_n(s), K = Ix::gemm_k(s), g = blockIdx.y, tid = threadIdx.x;
@@ -252,8 +269,10 @@ __device__ __forceinline__ void conv2d(const ConvOperands<typename Cfg::T, typen
   int2* table = reinterpret_cast<int2*>(smem + Cfg::kTableOffset);
   if constexpr (Cfg::kOffsets == TapOffsets::Table) {
     if (k_tiles * Cfg::kBK > Cfg::kTableEntries) __trap();  // the lowering sized it for the largest K
-    for (int k = tid; k < k_tiles * Cfg::kBK; k += Cfg::kThreads)
-      Ix::pack(Cfg::kLayout == ConvLayout::Nhwc ? Ix::tap_nhwc(s, k) : Ix::tap(s, k), table[k].x, table[k].y);
+    for (int k = tid; k < k_tiles * Cfg::kBK; k += Cfg::kThreads) {
+      if constexpr (Cfg::kLayout == ConvLayout::Nhwc) Ix::pack(Ix::tap_nhwc(s, k), table[k].x, table[k].y);
+      else Ix::pack(Ix::tap(s, k), table[k].x, table[k].y);
+    }
     __syncthreads();
   }
   typename If<Cfg::kLayout == ConvLayout::Nhwc, GatherNhwc<T, Geo, Cfg::kBM, Cfg::kBK, Cfg::kThreads, Cfg::kOffsets>,

@@ -90,7 +90,7 @@ struct Im2col {
   static __device__ __forceinline__ bool inside(const ConvShape& s, const Row& r, const Tap& t) {
     return (unsigned)(r.ih0 + t.dh) < (unsigned)s.H && (unsigned)(r.iw0 + t.dw) < (unsigned)s.W;
   }
-  static __device__ __forceinline__ long long offset(const Row& r, const Tap& t) { return r.base + t.off; }
+  static __device__ __forceinline__ long long offset(const ConvShape&, const Row& r, const Tap& t) { return r.base + t.off; }
 
   // Where output channel oc (of all groups) of pixel m lies in y[N, OC, OH, OW]: the pixel's part
   // (out_pixel) once per row, plus oc * OH * OW.
@@ -181,7 +181,7 @@ struct Im2col3d {
     return (unsigned)(r.id0 + t.dd) < (unsigned)s.D && (unsigned)(r.ih0 + t.dh) < (unsigned)s.H &&
            (unsigned)(r.iw0 + t.dw) < (unsigned)s.W;
   }
-  static __device__ __forceinline__ long long offset(const Row& r, const Tap& t) { return r.base + t.off; }
+  static __device__ __forceinline__ long long offset(const ConvShape&, const Row& r, const Tap& t) { return r.base + t.off; }
 
   // y[N, OC, OD, OH, OW]: the pixel's part once per row, plus oc * OD * OH * OW.
   static __device__ __forceinline__ long long out_pixel(const ConvShape& s, int m) {
@@ -193,14 +193,168 @@ struct Im2col3d {
   }
 };
 
-// The index math of a Geometry: Im2col3d where it has a kernel depth (KD), Im2col otherwise.
+// Transposed convolutions (conv_transpose1d/2d/3d, the gradient of a convolution with respect to
+// its input): y[n, oc, oh, ow] = sum over c (of oc's group), r, q of x[n, c, ih, iw] * w[c, oc % OCg,
+// r, q] where ih = (oh + PH - r * DH) / SH divides exactly and lies in [0, H) (iw likewise). The same
+// implicit GEMM per group: M = N * OH * OW output pixels, N_gemm = OC / G, K = C / G * KH * KW taps
+// with k = (c * KH + r) * KW + q, B the plan's rewrite of torch's [C, OC / G, KH, KW] weight into
+// [OC, C / G, KH, KW] (weight_source). Only one tap in SH * SW per axis pair lands on an input
+// element: the others are zero fills, the price of gathering the zero-interleaved input without
+// storing it (a per-phase decomposition into SH * SW dense convolutions would skip them).
+// tconv_inside: whether output coordinate t (padding added) under a tap shifted by d reads an input
+// element of an axis of n: (t - d) >= 0, a multiple of the constant stride S, and below S * n (the
+// lowering keeps S * n below 2^31). Far rows (t = -kFar) and far taps (d = kFar) give a negative
+// t - d, which fails as a large unsigned value, as long as t stays below kFar (the lowering keeps
+// o + P below 2^24; sizes may pass Im2col's 16384, since nothing here packs a coordinate).
+template <int S>
+__device__ __forceinline__ bool tconv_inside(int t, int d, int n) {
+  const unsigned a = (unsigned)(t - d);
+  return a < (unsigned)(S * n) && a % S == 0;
+}
+template <int S>
+__device__ __forceinline__ int tconv_coord(int t, int d) { return int((unsigned)(t - d) / S); }
+
+// Element i of the rewritten weight w'[OC, C / G, taps] (oc = g * OCg + o) and where it lies in
+// torch's w[C, OCg, taps]: w'[g * OCg + o, c, rs] = w[g * Cg + c, o, rs].
+template <int kTaps, int G>
+__device__ __forceinline__ long long tconv_weight_source(const ConvShape& s, long long i) {
+  const int Cg = s.C / G, OCg = s.OC / G;
+  const long long K = (long long)Cg * kTaps, oc = i / K;
+  const int k = int(i - oc * K), g = int(oc / OCg), o = int(oc - (long long)g * OCg), c = k / kTaps, rs = k - c * kTaps;
+  return ((long long)(g * Cg + c) * OCg + o) * kTaps + rs;
+}
+
+// conv_transpose2d (and 1d as height 1): Im2col's GEMM sizes, taps' table entries and output
+// scatter, with rows that keep (oh + PH, ow + PW) and taps that keep their channel plane and
+// shifts (r * DH, q * DW) apart, since the input coordinate is their difference over the stride.
+template <typename Geo>
+struct Im2colTransposed : private Im2col<Geo> {
+  using Base = Im2col<Geo>;
+  using Base::gemm_k;
+  using Base::gemm_m;
+  using Base::gemm_n;
+  using Base::kFar;
+  using Base::kTaps;
+  using Base::out_index;
+  using Base::out_pixel;
+  using Base::pack;
+  using Base::unpack;
+  using Tap = typename Base::Tap;  // off: the channel's plane (c * H * W); dh, dw: the kernel shifts
+
+  // Output pixel m of group g: its batch and group's first input plane, and (oh + PH, ow + PW);
+  // rows past M get coordinates that fail.
+  struct Row {
+    long long base;
+    int th, tw;
+  };
+
+  static __device__ __forceinline__ Row row(const ConvShape& s, int m, int g) {
+    if (m >= gemm_m(s)) return {0, -kFar, -kFar};
+    const int ohw = s.OH * s.OW, n = m / ohw, p = m - n * ohw, oh = p / s.OW, ow = p - oh * s.OW;
+    const long long plane = (long long)n * s.C + (long long)g * (s.C / Geo::G);
+    return {plane * s.H * s.W, oh + Geo::PH, ow + Geo::PW};
+  }
+  static __device__ __forceinline__ Tap tap(const ConvShape& s, int k) {
+    if (k >= gemm_k(s)) return {0, kFar, kFar};
+    const int c = k / kTaps, rs = k - c * kTaps, r = rs / Geo::KW, q = rs - r * Geo::KW;
+    return {c * s.H * s.W, r * Geo::DH, q * Geo::DW};
+  }
+  static __device__ __forceinline__ bool inside(const ConvShape& s, const Row& r, const Tap& t) {
+    return tconv_inside<Geo::SH>(r.th, t.dh, s.H) && tconv_inside<Geo::SW>(r.tw, t.dw, s.W);
+  }
+  static __device__ __forceinline__ long long offset(const ConvShape& s, const Row& r, const Tap& t) {
+    return r.base + t.off + (tconv_coord<Geo::SH>(r.th, t.dh) * s.W + tconv_coord<Geo::SW>(r.tw, t.dw));
+  }
+  static __device__ __forceinline__ long long weight_source(const ConvShape& s, long long i) {
+    return tconv_weight_source<kTaps, Geo::G>(s, i);
+  }
+};
+
+// conv_transpose3d: Im2col3d's sizes, packed table entries and scatter, rows keeping (od + PD,
+// oh + PH, ow + PW).
+template <typename Geo>
+struct Im2col3dTransposed : private Im2col3d<Geo> {
+  using Base = Im2col3d<Geo>;
+  using Base::gemm_k;
+  using Base::gemm_m;
+  using Base::gemm_n;
+  using Base::kFar;
+  using Base::kPlaneTaps;
+  using Base::kTaps;
+  using Base::out_index;
+  using Base::out_pixel;
+  using Base::pack;
+  using Base::unpack;
+  using Tap = typename Base::Tap;  // off: the channel's volume (c * D * H * W); dd, dh, dw: the kernel shifts
+
+  struct Row {
+    long long base;
+    int td, th, tw;
+  };
+
+  static __device__ __forceinline__ Row row(const ConvShape& s, int m, int g) {
+    if (m >= gemm_m(s)) return {0, -kFar, -kFar, -kFar};
+    const int ohw = s.OH * s.OW, odhw = s.OD * ohw, n = m / odhw;
+    const int p = m - n * odhw, od = p / ohw, q = p - od * ohw, oh = q / s.OW, ow = q - oh * s.OW;
+    const long long plane = (long long)n * s.C + (long long)g * (s.C / Geo::G);
+    return {plane * s.D * s.H * s.W, od + Geo::PD, oh + Geo::PH, ow + Geo::PW};
+  }
+  static __device__ __forceinline__ Tap tap(const ConvShape& s, int k) {
+    if (k >= gemm_k(s)) return {0, kFar, kFar, kFar};
+    const int c = k / kTaps, trs = k - c * kTaps, t = trs / kPlaneTaps, rs = trs - t * kPlaneTaps;
+    const int r = rs / Geo::KW, q = rs - r * Geo::KW;
+    return {c * s.D * s.H * s.W, t * Geo::DD, r * Geo::DH, q * Geo::DW};
+  }
+  static __device__ __forceinline__ bool inside(const ConvShape& s, const Row& r, const Tap& t) {
+    return tconv_inside<Geo::SD>(r.td, t.dd, s.D) && tconv_inside<Geo::SH>(r.th, t.dh, s.H) &&
+           tconv_inside<Geo::SW>(r.tw, t.dw, s.W);
+  }
+  static __device__ __forceinline__ long long offset(const ConvShape& s, const Row& r, const Tap& t) {
+    return r.base + t.off +
+           ((tconv_coord<Geo::SD>(r.td, t.dd) * s.H + tconv_coord<Geo::SH>(r.th, t.dh)) * s.W +
+            tconv_coord<Geo::SW>(r.tw, t.dw));
+  }
+  static __device__ __forceinline__ long long weight_source(const ConvShape& s, long long i) {
+    return tconv_weight_source<kTaps, Geo::G>(s, i);
+  }
+};
+
+// What a Geometry says of itself: a kernel depth (KD: conv3d) and kTransposed (a transposed
+// convolution); a Geometry without the member has none.
 template <typename Geo, typename = int>
+struct GeoHasDepth {
+  static constexpr bool value = false;
+};
+template <typename Geo>
+struct GeoHasDepth<Geo, decltype((void)Geo::KD, 0)> {
+  static constexpr bool value = true;
+};
+template <typename Geo, typename = int>
+struct GeoTransposed {
+  static constexpr bool value = false;
+};
+template <typename Geo>
+struct GeoTransposed<Geo, decltype((void)Geo::kTransposed, 0)> {
+  static constexpr bool value = Geo::kTransposed;
+};
+
+// The index math of a Geometry: Im2col3d where it has a kernel depth (KD), Im2col otherwise, each
+// in its transposed variant where the Geometry says kTransposed.
+template <typename Geo, bool kDepth = GeoHasDepth<Geo>::value, bool kTransposed = GeoTransposed<Geo>::value>
 struct ConvIndexOf {
   using type = Im2col<Geo>;
 };
 template <typename Geo>
-struct ConvIndexOf<Geo, decltype((void)Geo::KD, 0)> {
+struct ConvIndexOf<Geo, true, false> {
   using type = Im2col3d<Geo>;
+};
+template <typename Geo>
+struct ConvIndexOf<Geo, false, true> {
+  using type = Im2colTransposed<Geo>;
+};
+template <typename Geo>
+struct ConvIndexOf<Geo, true, true> {
+  using type = Im2col3dTransposed<Geo>;
 };
 template <typename Geo>
 using ConvIndex = typename ConvIndexOf<Geo>::type;

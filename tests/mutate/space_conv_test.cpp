@@ -1,5 +1,5 @@
 // The conv family as the search relies on it: conv2d (and conv1d) tasks get a conv space beside the
-// library's, conv3d tasks one of their own, with the graph's strides, padding, dilation and groups fixed in the generated code and
+// library's, conv3d and transposed convolutions one of their own, with the graph's strides, padding, dilation and groups fixed in the generated code and
 // the elementwise tail in the epilogue; the space is large; reduced precision only where the
 // tolerance admits it; weights whose rows are not whole 16-byte chunks are copied 4 bytes at a
 // time; the NHWC layout's plan copies x and the weight first; sampled genomes compile with NVRTC
@@ -27,13 +27,15 @@ namespace {
 const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 
 // The convolution tasks: the development task, its 16-bit versions and the test contracts of
-// strides, groups, odd K, conv1d and conv3d.
+// strides, groups, odd K, conv1d, conv3d and transposed convolutions (1-D, 2-D, 3-D, bf16).
 const std::vector<std::string>& conv_tasks() {
   static const std::vector<std::string> files = {
       "tasks/14_conv2d_relu_bias.json", "tasks/half/conv2d_relu_bias_bf16.json", "tasks/half/conv2d_relu_bias_fp16.json",
       "tests/data/tasks/conv2d_strided_grouped.json", "tests/data/tasks/conv2d_rgb_stem.json",
       "tests/data/tasks/conv1d_gelu.json", "tests/data/tasks/conv3d_strided_grouped.json",
-      "tests/data/tasks/conv3d_asymmetric_rgb.json"};
+      "tests/data/tasks/conv3d_asymmetric_rgb.json", "tests/data/tasks/conv_transpose2d_strided_grouped.json",
+      "tests/data/tasks/conv_transpose1d_dilated.json", "tests/data/tasks/conv_transpose3d_strided.json",
+      "tests/data/tasks/conv_transpose2d_bf16.json"};
   return files;
 }
 
@@ -41,6 +43,12 @@ const std::vector<std::string>& conv_tasks() {
 int samples() {
   const char* s = std::getenv("KEVO_CONV_SAMPLES");
   return s ? std::max(1, std::atoi(s)) : 1;
+}
+
+std::set<std::string> space_ids(const Task& task) {
+  std::set<std::string> ids;
+  for (const auto& s : lower(task)) ids.insert(s->id());
+  return ids;
 }
 
 std::unique_ptr<DesignSpace> conv_space(const Task& task, const std::string& arch = "") {
@@ -71,9 +79,7 @@ Genome genome_with(const DesignSpace& s, const std::string& knob, int64_t v, std
 
 TEST(ConvSpaces, TaskFourteenGetsAConvSpaceBesideTheLibrarysWithItsTailInTheEpilogue) {
   Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
-  std::set<std::string> ids;
-  for (const auto& s : lower(task)) ids.insert(s->id());
-  EXPECT_EQ(ids, (std::set<std::string>{"library/cudnn_conv2d", "conv/conv2d"}));
+  EXPECT_EQ(space_ids(task), (std::set<std::string>{"library/cudnn_conv2d", "conv/conv2d"}));
   auto s = conv_space(task);
   ASSERT_NE(s, nullptr);
   std::mt19937_64 rng(14);
@@ -189,9 +195,7 @@ TEST(ConvSpaces, Conv1dIsAConv2dOfHeightOne) {
 // plan copies x as [N, D, H, W, C], and the space has room to search (no generic baseline beside it).
 TEST(ConvSpaces, Conv3dIsTheSameKernelWithADepth) {
   Task task = load_task(kRoot + "tests/data/tasks/conv3d_strided_grouped.json");
-  std::set<std::string> ids;
-  for (const auto& s : lower(task)) ids.insert(s->id());
-  EXPECT_EQ(ids, (std::set<std::string>{"conv/conv3d"}));
+  EXPECT_EQ(space_ids(task), (std::set<std::string>{"conv/conv3d"}));
   auto s = conv_space(task);
   ASSERT_NE(s, nullptr);
   EXPECT_GT(estimate_legal(*s, 20000), 1e4);
@@ -284,6 +288,97 @@ TEST(ConvSpaces, Conv2dRendersWithoutADepth) {
                            "  kevo::conv2d<Config, Geometry, Tail>"),
             std::string::npos)
       << generated;
+}
+
+// A transposed convolution: the space is the conv family's (no generic baseline beside it: it has
+// room to search), the Geometry says kTransposed, the plan rewrites the weight into scratch first
+// and the convolution reads the rewrite; NCHW only; the tail (bias per output channel, per-channel
+// scale, a residual of y's shape) in the epilogue.
+TEST(ConvSpaces, TransposedConv2dRewritesTheWeightFirstAndGathersNchw) {
+  Task task = load_task(kRoot + "tests/data/tasks/conv_transpose2d_strided_grouped.json");
+  EXPECT_EQ(space_ids(task), (std::set<std::string>{"conv/conv_transpose2d"}));
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  EXPECT_GT(estimate_legal(*s, 20000), 1e4);
+  std::mt19937_64 rng(41);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(value(*s, s->random_genome(rng), "kLayout"), 0);
+  Genome g = s->random_genome(rng);
+  set(*s, g, "kLayout", 1);
+  std::string why;
+  EXPECT_FALSE(s->legal(g, &why));
+  EXPECT_NE(why.find("transposed convolutions gather from NCHW x only"), std::string::npos) << why;
+
+  const Genome ok = s->random_genome(rng);
+  const std::string text = s->render(ok);
+  EXPECT_NE(text.find("KH = 3, KW = 3, SH = 2, SW = 2, PH = 1, PW = 1, DH = 1, DW = 1, G = 4;\n"
+                      "  static constexpr bool kTransposed = true;\n};"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kevo::conv_w_transposed<float, Geometry>(w, wt, kevo::ConvShape{1, C, 1, 1, OC, 1, 1});"),
+            std::string::npos);
+  EXPECT_NE(text.find("acc + kevo::load_float(p.in_bias_bias + ch);"), std::string::npos);
+  EXPECT_NE(text.find("kevo::load_float(p.in_scale + ch)"), std::string::npos);
+  EXPECT_NE(text.find("kevo::load_float(p.in_r + idx)"), std::string::npos);
+  EXPECT_NE(text.find("\"conv_w_transposed\": {\"dtype\":\"float32\",\"shape\":[\"64\",\"32 // 4 * 9\"]}"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"args\":[\"weight\",\"conv_w_transposed\",{\"int\":\"32\"},{\"int\":\"64\"}]"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"args\":[\"x\",\"conv_w_transposed\",\"y\""), std::string::npos) << text;
+  // M = N * OH * OW with the output's sizes (output_padding included): 2H x 2W.
+  EXPECT_NE(text.find("\"grid\":[\"((N * ((2 * H)) * ((2 * W)) + "), std::string::npos) << text;
+  Candidate c = parse_candidate(text, ok.to_string() + ".cu", task);
+  ASSERT_EQ(c.plan.steps.size(), 2u);
+  EXPECT_EQ(std::get<KernelStep>(c.plan.steps[0].op).kernel, "kevo_conv_w_transposed");
+  EXPECT_EQ(std::get<KernelStep>(c.plan.steps[1].op).kernel, "kevo_conv");
+  EXPECT_EQ(c.plan.buffers.size(), 1u);
+}
+
+// conv_transpose1d as height 1 and conv_transpose3d with the depth: their geometries and sizes.
+TEST(ConvSpaces, TransposedConv1dAndConv3dGeometries) {
+  Task one = load_task(kRoot + "tests/data/tasks/conv_transpose1d_dilated.json");
+  auto s1 = conv_space(one);
+  ASSERT_NE(s1, nullptr);
+  EXPECT_EQ(s1->id(), "conv/conv_transpose1d");
+  std::mt19937_64 rng(42);
+  std::string text = s1->render(s1->random_genome(rng));
+  EXPECT_NE(text.find("KH = 1, KW = 5, SH = 1, SW = 2, PH = 0, PW = 3, DH = 1, DW = 3, G = 1;\n"
+                      "  static constexpr bool kTransposed = true;"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("{\"int\":\"N\"},{\"int\":\"12\"},{\"int\":\"1\"},{\"int\":\"L\"},{\"int\":\"24\"},{\"int\":\"1\"},"
+                      "{\"int\":\"(2 * L + 7)\"}"),
+            std::string::npos)
+      << text;
+
+  Task three = load_task(kRoot + "tests/data/tasks/conv_transpose3d_strided.json");
+  auto s3 = conv_space(three);
+  ASSERT_NE(s3, nullptr);
+  EXPECT_EQ(s3->id(), "conv/conv_transpose3d");
+  EXPECT_GT(estimate_legal(*s3, 20000), 100);
+  text = s3->render(s3->random_genome(rng));
+  EXPECT_NE(text.find("KD = 3, KH = 3, KW = 3, SD = 1, SH = 2, SW = 2, PD = 1, PH = 1, PW = 0, DD = 1, DH = 1, DW = 1, "
+                      "G = 2;\n  static constexpr bool kTransposed = true;"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kevo::conv3d<Config, Geometry, Tail>"), std::string::npos);
+  EXPECT_NE(text.find("\"shape\":[\"16\",\"8 // 2 * 27\"]"), std::string::npos) << text;  // the rewritten weight's [OC, K]
+}
+
+// Where the conv family refuses a transposed convolution (here a tap's shift of 4 * 9000, past the
+// 15 bits of the tap table's packing), the task falls back to the generic family as before.
+TEST(ConvSpaces, TransposedConvTheFamilyRefusesFallsBackToGeneric) {
+  std::ifstream in(kRoot + "tests/data/tasks/conv_transpose1d_dilated.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("dilation=3", "dilation=9000");
+  replace("2 * L + 7", "2 * L + 35995");
+  Task task = parse_task(text, "conv_transpose1d_far.json");
+  std::set<std::string> families;
+  for (const auto& s : lower(task)) families.insert(s->manifest().family);
+  EXPECT_EQ(families, (std::set<std::string>{"generic"}));
 }
 
 // cuobjdump: $KEVO_CUOBJDUMP, the toolkit's, or the PyPI wheels in .deps/cuda-tools; "" when none.
