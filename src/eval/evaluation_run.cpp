@@ -74,19 +74,38 @@ bool wrong_values(EvalStatus s) {
 
 }  // namespace
 
+namespace {
+
+// Whether a measurement failed for want of GPU memory (LibTorch's allocator in the oracle or the
+// check, the arena, the worker's L2 flush buffer), not for anything the candidate did.
+bool out_of_memory(const Measurement& m) {
+  return (m.status == EvalStatus::InternalError || m.status == EvalStatus::LaunchError) &&
+         (m.error.find("out of memory") != std::string::npos || m.error.find("OUT_OF_MEMORY") != std::string::npos);
+}
+
+}  // namespace
+
 Measurement EvaluationRun::run() {
   auto start = Clock::now();
-  m_.task = task_.name;
-  m_.candidate = job_.candidate.name;
-  m_.gpu = s_.name() + " (gpu" + std::to_string(s_.device()) + ")";
-  m_.arch = job_.build.arch;
-  try {
-    evaluate();
-  } catch (const std::exception& e) {
-    // One line: LibTorch's errors (a CUDA allocation that failed in the oracle, say) append a
-    // backtrace of dozens of lines after the message.
-    const std::string what = e.what();
-    fail({EvalStatus::InternalError, "kevo: " + what.substr(0, what.find('\n'))});
+  // Out of memory once: the slot gives back what it keeps for later (cached references, LibTorch's
+  // cached blocks, an arena grown for other tasks) and the candidate is measured again from the start.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    m_ = Measurement{};
+    m_.task = task_.name;
+    m_.candidate = job_.candidate.name;
+    m_.gpu = s_.name() + " (gpu" + std::to_string(s_.device()) + ")";
+    m_.arch = job_.build.arch;
+    try {
+      evaluate();
+    } catch (const std::exception& e) {
+      // One line: LibTorch's errors (a CUDA allocation that failed in the oracle, say) append a
+      // backtrace of dozens of lines after the message.
+      const std::string what = e.what();
+      fail({EvalStatus::InternalError, "kevo: " + what.substr(0, what.find('\n'))});
+    }
+    if (!out_of_memory(m_)) break;
+    if (attempt == 0) s_.release_memory();
+    else m_.error += " (again after kevo gave back its cached references and arena: this workload needs more of the GPU's memory)";
   }
   m_.wall_seconds = seconds_since(start);
   return m_;

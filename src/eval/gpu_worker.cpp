@@ -51,6 +51,10 @@ class GpuWorker {
     try {
       Json j = Json::parse(request);
       std::string op = j.at("op").get<std::string>();
+      if (op == "unmap") {  // the engine frees the arena next: its memory goes only once no process maps it
+        unmap_arena();
+        return Json{{"status", "ok"}, {"sticky", false}}.dump();
+      }
       if (op != "run" && op != "time") throw BadRequest("unknown op '" + op + "'");
       if (j.value("reload", false)) modules_.erase(j.at("module").at("key").get<std::string>());
       const Module& module = load(j.at("module"));
@@ -135,14 +139,18 @@ class GpuWorker {
     return *(modules_[key] = std::move(module));
   }
 
+  void unmap_arena() {
+    if (arena_) api_.cuIpcCloseMemHandle(arena_);
+    arena_ = 0;
+    arena_handle_.clear();
+  }
+
   CUdeviceptr map_arena(const Json& a) {
     std::string handle = base64_decode(a.at("handle_base64").get<std::string>());
     if (handle.size() != sizeof(CUipcMemHandle)) throw BadRequest("arena handle of the wrong size");
     uint64_t bytes = a.at("bytes").get<uint64_t>();
     if (handle != arena_handle_) {
-      if (arena_) api_.cuIpcCloseMemHandle(arena_);
-      arena_ = 0;
-      arena_handle_.clear();
+      unmap_arena();
       CUipcMemHandle h;
       std::memcpy(&h, handle.data(), sizeof h);
       check_cuda(api_.cuIpcOpenMemHandle(&arena_, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle");

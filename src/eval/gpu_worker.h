@@ -13,6 +13,8 @@ namespace kevo::eval {
 //    "plan": resolved plan (core/plan_json.h), "offsets": [arena offset per plan buffer],
 //    "poison": [{"offset", "bytes", "word", "width"}]   // "time": written before every repetition
 //    "timing": {"warmup", "min_reps", "max_reps", "max_seconds", "target_half_width"}}
+//   {"op": "unmap"}: close the arena's mapping (the engine is about to free it, and its memory is
+//   released only once no process maps it).
 // Answers: {"status": "ok" | "launch_error" | "cuda_error" | "bad_request", "sticky": bool,
 //           "error": one line, "timing": {...} for "time"}.
 // A sticky error leaves the context unusable: the engine replaces the worker after reading it.

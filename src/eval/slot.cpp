@@ -249,11 +249,32 @@ const Discrimination& Slot::discrimination(const Task& task, int w) {
 
 // ---- the arena -----------------------------------------------------------------------------------
 
+// The worker unmaps the arena before it is freed: while a process maps it, cuMemFree releases
+// nothing, and the larger arena that replaces it would be allocated beside it.
+void Slot::free_arena() {
+  if (!arena_) return;
+  Job job;
+  job.id = ++job_id_;
+  job.payload = Json{{"op", "unmap"}}.dump();
+  job.timeout = std::chrono::seconds(30);
+  pool_->submit(std::move(job));
+  if (pool_->next_outcome().worker_replaced) ++replaced_;  // a new worker maps nothing
+  check_cuda(cuda_api()->cuMemFree(arena_), "cuMemFree(arena)");
+  arena_ = 0;
+  arena_handle_.clear();
+}
+
+void Slot::release_memory() {
+  cache_ = std::make_unique<OracleCache>(cache_->capacity());
+  free_arena();
+  arena_bytes_ = 0;  // the next arena is the size asked, not half as large again as this one
+  release_torch_cache();
+}
+
 void Slot::ensure_arena(uint64_t bytes) {
   const CudaApi& api = *cuda_api();
   if (arena_ && arena_bytes_ >= bytes) return;
-  if (arena_) check_cuda(api.cuMemFree(arena_), "cuMemFree(arena)");
-  arena_ = 0;
+  free_arena();
   uint64_t want = std::max<uint64_t>(align_up(bytes, uint64_t{2} << 20), arena_bytes_ + arena_bytes_ / 2);
   CUresult r = api.cuMemAlloc(&arena_, want);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {  // the oracle's cached references first, then LibTorch's cache

@@ -87,6 +87,9 @@ class Slot {
 
   // ---- the arena ----
   void ensure_arena(uint64_t bytes);
+  // After running out of GPU memory: the oracle's cached references, LibTorch's cached blocks and
+  // the arena (unmapped by the worker first) go back to the driver.
+  void release_memory();
   // Canaries everywhere, set i's inputs copied from `inputs_of[i]`, every output and scratch
   // buffer poisoned; the GPU idle after.
   void prepare(const ResolvedPlan& plan, const Layout& l, const std::vector<const OracleEntry*>& inputs_of);
@@ -105,6 +108,7 @@ class Slot {
   double copy_bandwidth();
   double tensor_peak_flops();
   std::string key(const Task& task, int w) const;
+  void free_arena();
 
   class OracleCache;
   int device_;
