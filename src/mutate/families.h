@@ -120,14 +120,14 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_split(const TaskGraphPtr& tg);
 // The tensor-core families' precision gates (space_gemm.cpp, docs/templates.md): plain TF32 where
 // rtol >= 2^-11 * sqrt(K) at this K, 3xTF32 accumulated on the tensor cores where
-// rtol >= 2^-27 * K, 3xbf16 where rtol >= 2^-16.
+// rtol >= 2^-27 * K, 3xbf16 (also accumulated there) where rtol >= 2^-16 as well.
 bool tf32_admitted(const Task& task, int64_t k);
 bool tf32x3_admitted(const Task& task, int64_t k);
-bool bf16x3_admitted(const Task& task);
-// tf32_admitted and tf32x3_admitted as expressions over the axes, for a shape-general export's
-// conditions: 1 or 0.
+bool bf16x3_admitted(const Task& task, int64_t k);
+// The same as expressions over the axes, for a shape-general export's conditions: 1 or 0.
 std::string tf32_admitted_expr(const Task& task, bool fp32, const std::string& k);
 std::string tf32x3_admitted_expr(const Task& task, bool fp32, const std::string& k);
+std::string bf16x3_admitted_expr(const Task& task, bool fp32, const std::string& k);
 // The baseline every task has (space_generic.cpp). lower() offers it where no other family
 // serves the task or theirs hold fewer than 100 legal genomes, or for every task when
 // KEVO_GENERIC=everywhere (generic_everywhere()).

@@ -7,6 +7,7 @@
 // a kernel that rewrites torch's [C, OC/G, k...] weight into scratch as [OC, C/G, k...].
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 #include "mutate/families.h"
@@ -307,9 +308,11 @@ void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const 
   s.express("k", K);
   s.express("cg", paren(C) + " // " + G);
   s.express("kmax", std::to_string(kmax));
-  for (const char* flag : {"fp32", "elem_bytes", "bf16x3_ok", "transposed"})  // of the dtypes, the tolerance, the op
+  for (const char* flag : {"fp32", "elem_bytes", "transposed"})  // of the dtypes and the op
     s.express(flag, std::to_string(s.facts().front().at(flag)));
   s.express("tf32_ok", tf32_admitted_expr(tg.task(), fp32, K));
+  s.express("tf32x3_ok", tf32x3_admitted_expr(tg.task(), fp32, K));
+  s.express("bf16x3_ok", bf16x3_admitted_expr(tg.task(), fp32, K));
   if (sp == 3) s.assume({tg.dim(w, 2), "==", std::to_string(ge.kd), "the kernel's depth is a constant of the source"});
   if (sp >= 2) s.assume({tg.dim(w, rank - 2), "==", std::to_string(ge.kh), "the kernel's height is a constant of the source"});
   s.assume({tg.dim(w, rank - 1), "==", std::to_string(ge.kw), "the kernel's width is a constant of the source"});
@@ -449,14 +452,21 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
     if (e == 2 && K % 2) return none;  // 16-bit weights are copied 4 bytes at a time at least
     tf32 = tf32 && tf32_admitted(tg.task(), K);
     kmax = std::max(kmax, K);
-    facts.push_back({{"m", M}, {"n", OC / ge.groups}, {"k", K}, {"cg", C / ge.groups}, {"fp32", m.elem == DType::Float32},
-                     {"elem_bytes", e}, {"transposed", ge.transposed}});
+    const bool fp32 = m.elem == DType::Float32;
+    facts.push_back({{"m", M}, {"n", OC / ge.groups}, {"k", K}, {"cg", C / ge.groups}, {"fp32", fp32},
+                     {"elem_bytes", e}, {"transposed", ge.transposed}, {"tf32x3_ok", fp32 && tf32x3_admitted(tg.task(), K)},
+                     {"bf16x3_ok", fp32 && bf16x3_admitted(tg.task(), K)}});
   }
   for (Facts& f : facts) {
     f["kmax"] = kmax;
     f["tf32_ok"] = tf32;
-    f["bf16x3_ok"] = m.elem == DType::Float32 && bf16x3_admitted(tg.task());
   }
+  // fp32 operands need one precision that every workload admits (K too long for the tolerance
+  // leaves none: cuDNN serves the convolution then).
+  const auto everywhere = [&](const char* flag) {
+    return std::all_of(facts.begin(), facts.end(), [&](const Facts& f) { return f.at(flag) == 1; });
+  };
+  if (m.elem == DType::Float32 && !tf32 && !everywhere("tf32x3_ok") && !everywhere("bf16x3_ok")) return none;
   std::vector<std::unique_ptr<DesignSpace>> out;
   const int x = m.x, wt = m.w;
   const bool fp32 = m.elem == DType::Float32;

@@ -138,6 +138,15 @@ TEST(ConvSpaces, ReducedPrecisionIsOfferedOnlyWhereTheToleranceAdmitsIt) {
   auto h = conv_space(half);
   ASSERT_NE(h, nullptr);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*h, h->random_genome(rng), "kPrecision"), 2);
+  // 3xTF32 and 3xbf16 sums drift on the tensor cores by about 2^-27 * K (K = 576): just below that
+  // rtol neither is offered, plain TF32 is not either, and the conv family leaves the task to cuDNN.
+  Task tight = task;
+  tight.tolerance.rtol = std::ldexp(576.0, -27) * 0.9;
+  EXPECT_EQ(conv_space(tight), nullptr);
+  tight.tolerance.rtol = std::ldexp(576.0, -27) * 1.1;
+  auto t = conv_space(tight);
+  ASSERT_NE(t, nullptr);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*t, t->random_genome(rng), "kPrecision"), 0);
 }
 
 // K = 3 * 7 * 7 = 147 fp32 taps: weight rows are not whole 16-byte chunks, so only 4-byte copies.

@@ -175,6 +175,13 @@ TEST(GemmSpaces, ThreeTf32OnTheTensorCoresAccumulatorIsOfferedOnlyWhereItsDriftF
     EXPECT_NE(value(*t, g, "kPrecision"), 0) << g.to_string();
   }
   EXPECT_TRUE(t->legal(genome_with(*t, "kPrecision", 4, rng)));
+  // 3xbf16 adds its products on the tensor cores too: admitted at 1e-4 and K = 8192, not just
+  // below the drift, though rtol is still far above its 2^-16 products.
+  const Genome bf16x3 = genome_with(*s, "kPrecision", 3, rng);
+  EXPECT_TRUE(s->legal(bf16x3));
+  EXPECT_GT(tight.tolerance.rtol, std::ldexp(1.0, -16) * 3);
+  EXPECT_FALSE(t->legal(bf16x3, &why));
+  EXPECT_NE(why.find("3xbf16 misses the task's tolerance"), std::string::npos) << why;
 }
 
 // The manifest says wgmma is sm_90a's: a space lowered for sm_100a never offers it and says why;
