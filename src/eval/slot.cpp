@@ -329,7 +329,20 @@ Json Slot::poison_list(const ResolvedPlan& plan, const Layout& l, int set) const
   return list;
 }
 
+// The worker is another process: the blocks LibTorch keeps cached here are not free to it. Its
+// timings allocate an L2 flush buffer, its library steps workspaces; with less than this free,
+// the engine hands its cached blocks back to the driver before asking (an H100 with KernelBench's
+// 6.4 GB tensors: an arena and two draws leave it a few hundred MB).
+constexpr size_t kWorkerHeadroomBytes = size_t{1} << 30;
+
+void Slot::leave_worker_headroom() {
+  size_t free_bytes = 0, total = 0;
+  if (cuda_api()->cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS && free_bytes < kWorkerHeadroomBytes)
+    release_torch_cache();
+}
+
 std::optional<Failure> Slot::ask(const Json& request, double timeout_s, Json& answer, Measurement& m) {
+  leave_worker_headroom();
   Job job;
   job.id = ++job_id_;
   job.payload = request.dump();

@@ -109,6 +109,7 @@ class Slot {
   double tensor_peak_flops();
   std::string key(const Task& task, int w) const;
   void free_arena();
+  void leave_worker_headroom();
 
   class OracleCache;
   int device_;
