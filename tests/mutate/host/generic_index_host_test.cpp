@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -16,6 +17,18 @@
 #include "templates/generic/generic.cuh"
 
 namespace {
+
+// One output summed by one thread over `terms` terms of 1: plain fp32 adds stall at 2^24.
+struct OnesBody {
+  struct Params {
+    float* out;
+  };
+  using Op = kevo::GSum;
+  struct Out {};
+  static Out at(const Params&, int) { return {}; }
+  static float term(const Params&, const Out&, int) { return 1.f; }
+  static void store(const Params& p, const Out&, float v, int) { *p.out = v; }
+};
 
 // Every output a kernel stores, by index (the body of a map kernel: one term per output).
 struct Stores {
@@ -87,3 +100,22 @@ TEST(GenericIndexHost, GridStrideNextNeverPassesTheEnd) {
 }
 
 }  // namespace
+
+// A thread that adds 2^25 + 3 terms of 1 (a matrix-vector product's row of a million terms, and
+// more) gets their sum to fp32's spacing there (4), not the 2^24 plain adds stall at; an infinite
+// term leaves the sum infinite, as torch's, not NaN.
+TEST(GenericIndexHost, ALongSumIsCompensated) {
+  float out = 0;
+  blockDim = {1, 1, 1};
+  gridDim = {1, 1, 1};
+  threadIdx = {0, 0, 0};
+  blockIdx = {0, 0, 0};
+  const int terms = (1 << 25) + 3;
+  kevo::generic_reduce<32, 1, 1, 1, int, OnesBody>(OnesBody::Params{&out}, 1, terms);
+  EXPECT_NEAR(out, double(terms), 4.0);
+  struct InfBody : OnesBody {
+    static float term(const Params&, const Out&, int k) { return k == 5 ? INFINITY : 1.f; }
+  };
+  kevo::generic_reduce<32, 1, 1, 1, int, InfBody>(OnesBody::Params{&out}, 1, 100);
+  EXPECT_TRUE(std::isinf(out)) << out;
+}
