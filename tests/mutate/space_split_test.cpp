@@ -64,6 +64,32 @@ TEST(SplitSpaces, AReductionAfterTheGemmLowersOntoTheGemmThenTheFamilyOfTheRest)
   }
 }
 
+// The conv-led split joined the gemm-led one's code: the gemm path renders what it rendered before
+// (FNV-1a of the texts of seeded genomes, taken at the commit before the conv path existed).
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+TEST(SplitSpaces, TheGemmSplitRendersAsBeforeTheConvSplit) {
+  const std::map<std::string, uint64_t> want = {
+      {"tests/data/tasks/linear_softmax.json", 17669807188380761640ull},
+      {"tests/data/tasks/linear_layer_norm.json", 9764981833048707916ull},
+      {"tests/data/tasks/linear_logsumexp.json", 372587929744069251ull}};
+  for (const auto& [file, hash] : want) {
+    Task task = load_task(kRoot + file);
+    uint64_t h = 0;
+    for (auto& s : lower(task, "sm_90a")) {
+      if (s->manifest().family.rfind("gemm+", 0) != 0) continue;
+      std::mt19937_64 rng(17);
+      h = h * 31 + fnv1a(s->id() + s->description() + s->manifest().doc);
+      for (int i = 0; i < 3; ++i) h = h * 31 + fnv1a(s->render(s->random_genome(rng)));
+    }
+    EXPECT_EQ(h, hash) << file;
+  }
+}
+
 // Task 13's whole graph fits the gemm epilogue: no split space joins its spaces.
 TEST(SplitSpaces, AGraphTheEpilogueTakesWholeIsNotSplit) {
   Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
