@@ -1,7 +1,9 @@
 // Two plans in sequence: a graph that is a GEMM-led prefix (the matmul or linear and the
 // elementwise tail its epilogue takes) followed by a rest no gemm epilogue can take (a softmax, a
 // layer norm, a reduction over N) lowers as the gemm family's kernel storing the prefix's value
-// into an fp32 scratch buffer, then another family's kernels reading that buffer as an input.
+// into an fp32 scratch buffer, then another family's kernels reading that buffer as an input. A
+// convolution-led prefix (conv1d/2d/3d, conv_transpose1d/2d/3d) followed by a pooling, a norm or
+// a reduction splits the same way, the conv family's kernel storing the convolution's full shape.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <stdexcept>
 
 #include "mutate/families.h"
+#include "mutate/generic_dims.h"
 #include "mutate/mma_lowering.h"
 
 namespace kevo::mutate {
@@ -22,6 +25,8 @@ namespace {
 const std::string kRestPrefix = "rest_";
 
 bool is_main_op(const std::string& op) { return op == "matmul" || op == "linear"; }
+// The ops whose prefix the conv family lowers (lower_conv refuses the rest of this prefix).
+bool is_conv_op(const std::string& op) { return op.rfind("conv", 0) == 0; }
 
 // The part of `g` that computes `outs` from the values of `ins` (in that order, those reached
 // becoming the graph's inputs), renumbered; `reached` gets the indices into `ins` that it reads.
@@ -116,7 +121,7 @@ std::shared_ptr<const Manifest> combined_manifest(const Manifest& gemm, const Ma
   auto m = std::make_shared<Manifest>();
   m->family = gemm.family + "+" + rest.family;
   m->source = gemm.source;
-  m->doc = "the gemm family's kernel into a scratch buffer, then " + rest.family + "'s kernels reading it";
+  m->doc = "the " + gemm.family + " family's kernel into a scratch buffer, then " + rest.family + "'s kernels reading it";
   m->knobs = gemm.knobs;
   m->constraints = gemm.constraints;
   auto rename = [&](const std::string& n) { return device.count(n) ? n : kRestPrefix + n; };
@@ -193,7 +198,8 @@ class SplitSpace : public DesignSpace {
                     *manifest, combined_facts(*gemm, *rest, device_facts())),
         tg_(std::move(tg)), gemm_(std::move(gemm)), rest_(std::move(rest)), manifest_owned_(std::move(manifest)),
         scratch_(std::move(scratch)), scratch_shape_(std::move(scratch_shape)),
-        stats_(dynamic_cast<const RowStatsSpace*>(rest_.get())) {
+        stats_(dynamic_cast<const RowStatsSpace*>(rest_.get())),
+        first_(gemm_->manifest().family == "conv" ? "the convolution" : "the GEMM") {
     const Facts device = device_facts();
     auto rename = [&](const std::string& n) { return device.count(n) ? n : kRestPrefix + n; };
     for (const auto& [fact, expr] : gemm_->fact_exprs()) express(fact, expr);
@@ -265,7 +271,7 @@ class SplitSpace : public DesignSpace {
     // plain names for the plan.
     std::ostringstream src;
     src << template_sources({"common.cuh", gemm_->manifest().source, rest_->manifest().source}) << "\n"
-        << "// The first plan: the GEMM and its epilogue, storing " << scratch_ << ".\n"
+        << "// The first plan: " << first_ << " and its epilogue, storing " << scratch_ << ".\n"
         << "namespace kevo_first {\n" << a.code << "}  // namespace kevo_first\n\n" << exports << "\n"
         << "// The second plan: the rest of the graph, reading " << scratch_ << " as an input.\n" << b.code;
     const std::string comment = "Two plans in sequence (space " + id() + "), through the fp32 scratch buffer " + scratch_ +
@@ -285,6 +291,7 @@ class SplitSpace : public DesignSpace {
   std::string scratch_;
   std::vector<std::string> scratch_shape_;
   const RowStatsSpace* stats_;  // rest_, when the second plan combines the epilogue's row statistics
+  std::string first_;           // what the first plan computes, for the source's comment
 };
 
 // "softmax", "log_softmax" or "logsumexp" where the rest is that op alone over dim 1 of the
@@ -333,20 +340,25 @@ bool normalises(const Graph& rest) {
   return std::any_of(rest.nodes.begin(), rest.nodes.end(), [](const Node& n) { return ops.count(n.op) > 0; });
 }
 
-// The two spaces of splitting the graph at value v, or none.
-std::vector<std::unique_ptr<DesignSpace>> split_at(const TaskGraphPtr& tgp, int v) {
+// The spaces of splitting the graph at value v, or none; `conv`: the prefix is a convolution's
+// (the conv family's, its scratch of the output's full shape), else a GEMM's.
+std::vector<std::unique_ptr<DesignSpace>> split_at(const TaskGraphPtr& tgp, int v, bool conv) {
   std::vector<std::unique_ptr<DesignSpace>> none;
   const TaskGraph& tg = *tgp;
   const Task& task = tg.task();
-  if (tg.rank(v) != 2) return none;
-  const std::string scratch = mma::scratch_name(task, "gemm_result");
+  const int rank = tg.rank(v);
+  if (conv ? rank < 3 || rank > 5 : rank != 2) return none;
+  const std::string scratch = mma::scratch_name(task, conv ? "conv_result" : "gemm_result");
   TensorDecl decl;
   decl.name = scratch;
   decl.dtype = DType::Float32;
-  decl.description = "the GEMM-led prefix's result";
-  std::vector<std::string> shape;
-  for (int d = 0; d < 2; ++d) {
-    shape.push_back(tg.dim(v, d));
+  decl.description = conv ? "the convolution-led prefix's result" : "the GEMM-led prefix's result";
+  // A convolution's output dims are rarely a declared tensor's (a pooling or a mean follows it):
+  // the generic family's sizes give them by the convolution's formula where no contract dim does.
+  std::vector<std::string> shape, conv_dims;
+  if (conv) conv_dims = generic::Dims(tg).of(v);
+  for (int d = 0; d < rank; ++d) {
+    shape.push_back(conv ? conv_dims[static_cast<size_t>(d)] : tg.dim(v, d));
     Dim dim;
     if (shape.back().find_first_not_of("0123456789") == std::string::npos)
       dim.size = std::stoll(shape.back());
@@ -377,7 +389,7 @@ std::vector<std::unique_ptr<DesignSpace>> split_at(const TaskGraphPtr& tgp, int 
     if (!extract(g, ins, {v}, &prefix, &prefix_reached) || !extract(g, rest_ins, g.outputs, &rest, &rest_reached))
       return none;
     for (const Node& n : rest.nodes)
-      if (is_main_op(n.op)) return none;  // the rest reads the GEMM's value other than through v
+      if (is_main_op(n.op) || (conv && is_conv_op(n.op))) return none;  // the rest reads the main op's value other than through v
     if (w == 0) {
       for (size_t i : prefix_reached) prefix_task->inputs.push_back(task.inputs[i]);
       for (size_t i : rest_reached) rest_task->inputs.push_back(i < task.inputs.size() ? task.inputs[i] : decl);
@@ -389,8 +401,10 @@ std::vector<std::unique_ptr<DesignSpace>> split_at(const TaskGraphPtr& tgp, int 
   auto prefix_tg = std::make_shared<const TaskGraph>(prefix_task, std::move(prefix_graphs));
   auto rest_tg = std::make_shared<const TaskGraph>(rest_task, std::move(rest_graphs));
 
-  std::vector<std::unique_ptr<DesignSpace>> gemms = lower_gemm(prefix_tg);
-  if (gemms.empty()) return none;
+  // The conv family has no promoted 3xTF32: before a normalising rest at a tight rtol it may admit
+  // no precision, and lower_conv returns none (no split).
+  const auto lower_prefix = [&] { return conv ? lower_conv(prefix_tg) : lower_gemm(prefix_tg); };
+  if (lower_prefix().empty()) return none;
   // The rest on the specialised families that serve it (normalize for a softmax or a layer norm,
   // reduce for a sum over N, ...), else on the generic one.
   std::vector<std::unique_ptr<DesignSpace>> rests, generic;
@@ -401,13 +415,13 @@ std::vector<std::unique_ptr<DesignSpace>> split_at(const TaskGraphPtr& tgp, int 
   std::vector<std::unique_ptr<DesignSpace>> out;
   const Facts device = device_facts();
   for (auto& rest : rests) {
-    std::unique_ptr<DesignSpace> gemm = std::move(lower_gemm(prefix_tg).front());
+    std::unique_ptr<DesignSpace> gemm = std::move(lower_prefix().front());
     auto manifest = combined_manifest(gemm->manifest(), rest->manifest(), device, false);
     out.push_back(std::make_unique<SplitSpace>(tgp, std::move(gemm), std::move(rest), scratch, shape, std::move(manifest)));
   }
   // Beside it, where the rest is a softmax, log_softmax or logsumexp over N: the epilogue's row
   // statistics and the light kernel that combines them.
-  if (std::string op = row_stats_op(*rest_tg); !op.empty()) {
+  if (std::string op = conv ? "" : row_stats_op(*rest_tg); !op.empty()) {
     const std::string part = mma::scratch_name(task, "gemm_row_stats");
     auto gemm = lower_gemm_with_row_stats(prefix_tg, part);
     if (!gemm.empty()) {
@@ -431,19 +445,25 @@ std::vector<std::unique_ptr<DesignSpace>> lower_split(const TaskGraphPtr& tgp) {
   const TaskGraph& tg = *tgp;
   const Graph& g = tg.graph();
   if (g.outputs.size() != 1) return none;
+  // The graph's one matmul or linear; else (no GEMM in the graph) its one convolution.
   int main = -1;
-  for (size_t p = 0; p < g.nodes.size(); ++p) {
-    if (!is_main_op(g.nodes[p].op)) continue;
-    if (main >= 0) return none;
-    main = static_cast<int>(p);
+  bool conv = false;
+  for (bool convs : {false, true}) {
+    for (size_t p = 0; p < g.nodes.size(); ++p) {
+      if (!(convs ? is_conv_op(g.nodes[p].op) : is_main_op(g.nodes[p].op))) continue;
+      if (main >= 0) return none;
+      main = static_cast<int>(p);
+    }
+    conv = convs;
+    if (main >= 0) break;
   }
   if (main < 0) return none;
   const int t = g.nodes[static_cast<size_t>(main)].outputs.front(), end = chain_end(tg, t);
-  if (end == tg.output()) return none;  // the gemm family takes the whole graph
+  if (end == tg.output()) return none;  // the gemm (conv) family takes the whole graph
   // The longest prefix first; where its tail does not fit the gemm epilogue, the bare GEMM.
   for (int v : {end, t}) {
     try {
-      auto out = split_at(tgp, v);
+      auto out = split_at(tgp, v, conv);
       if (!out.empty()) return out;
     } catch (const std::exception&) {
       // A side the families cannot lower (a size no axis expression matches): no split here, and
