@@ -460,6 +460,9 @@ std::vector<std::unique_ptr<DesignSpace>> lower_split(const TaskGraphPtr& tgp) {
   if (main < 0) return none;
   const int t = g.nodes[static_cast<size_t>(main)].outputs.front(), end = chain_end(tg, t);
   if (end == tg.output()) return none;  // the gemm (conv) family takes the whole graph
+  // A graph the conv family takes whole although its chain stops early (a residual of the
+  // convolution's value) keeps the spaces it had: no slower split beside them.
+  if (conv && !lower_conv(tgp).empty()) return none;
   // The longest prefix first; where its tail does not fit the gemm epilogue, the bare GEMM.
   for (int v : {end, t}) {
     try {
