@@ -116,7 +116,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGraphPtr& tg, const std::string& row_stats);
 std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tg);
 // A GEMM-led prefix, then a rest that another family lowers, through an fp32 scratch buffer
-// (space_split.cpp): where the gemm family's epilogue cannot take the whole graph.
+// (space_split.cpp): where the gemm family's epilogue cannot take the whole graph; without a GEMM,
+// a convolution-led prefix on the conv family the same way.
 std::vector<std::unique_ptr<DesignSpace>> lower_split(const TaskGraphPtr& tg);
 // The tensor-core families' precision gates (space_gemm.cpp, docs/templates.md): plain TF32 where
 // rtol >= 2^-11 * sqrt(K) at this K, 3xTF32 accumulated on the tensor cores where
