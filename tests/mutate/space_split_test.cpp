@@ -3,7 +3,8 @@
 // the graph its epilogue takes) storing an fp32 scratch buffer, then the family that serves the
 // rest (normalize, reduce, else generic) reading it; the space holds both genomes (each family's
 // knobs mutate on their own), hundreds of legal genomes, and its sampled genomes render plans that
-// resolve at every workload and compile with NVRTC for sm_90a and sm_100a.
+// resolve at every workload and compile with NVRTC for sm_90a and sm_100a. A convolution followed
+// by a group norm, a max pool or a softmax over channels splits the same way onto the conv family.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -335,6 +336,29 @@ TEST(ConvSplitSpaces, SampledGenomesCompileForHopperAndBlackwell) {
       }
     }
   }
+}
+
+// A graph the conv family takes whole although its chain stops at the convolution's value read
+// twice (sigmoid(y) * y) keeps the spaces it had: no conv+elementwise split beside the conv space.
+TEST(ConvSplitSpaces, AGraphTheConvEpilogueTakesWholeIsNotSplit) {
+  Task task = parse_task(R"({
+    "name": "conv2d_silu_residual",
+    "axes": {"N": {"type": "var"}, "H": {"type": "var"}, "W": {"type": "var"}},
+    "inputs": {
+      "x": {"shape": ["N", 16, "H", "W"], "dtype": "float32", "init": {"dist": "uniform", "low": -1, "high": 1}},
+      "weight": {"shape": [32, 16, 3, 3], "dtype": "float32", "init": {"dist": "kaiming_uniform", "a": 2.23606797749979}}
+    },
+    "outputs": {"y": {"shape": ["N", 32, "H - 2", "W - 2"], "dtype": "float32"}},
+    "reference": "import torch\nimport torch.nn.functional as F\n\ndef run(x, weight):\n    y = F.conv2d(x, weight)\n    return torch.sigmoid(y) * y\n",
+    "workloads": [{"N": 2, "H": 20, "W": 18}, {"N": 1, "H": 9, "W": 7, "timed": false}],
+    "tolerance": {"atol": 1e-4, "rtol": 1e-4}
+  })", "conv2d_silu_residual.json");
+  bool conv = false;
+  for (const auto& s : lower(task, "sm_90a")) {
+    conv = conv || s->id() == "conv/conv2d";
+    EXPECT_NE(s->manifest().family.rfind("conv+", 0), 0u) << s->id();
+  }
+  EXPECT_TRUE(conv);
 }
 
 // A group norm after the convolution divides its error by the group's spread: the conv's
