@@ -310,9 +310,9 @@ void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const 
   s.express("kmax", std::to_string(kmax));
   for (const char* flag : {"fp32", "elem_bytes", "transposed"})  // of the dtypes and the op
     s.express(flag, std::to_string(s.facts().front().at(flag)));
-  s.express("tf32_ok", tf32_admitted_expr(tg.task(), fp32, K));
-  s.express("tf32x3_ok", tf32x3_admitted_expr(tg.task(), fp32, K));
-  s.express("bf16x3_ok", bf16x3_admitted_expr(tg.task(), fp32, K));
+  s.express("tf32_ok", tf32_admitted_expr(tg.task(), fp32, "(" + K + ")"));
+  s.express("tf32x3_ok", tf32x3_admitted_expr(tg.task(), fp32, "(" + K + ")"));
+  s.express("bf16x3_ok", bf16x3_admitted_expr(tg.task(), fp32, "(" + K + ")"));
   if (sp == 3) s.assume({tg.dim(w, 2), "==", std::to_string(ge.kd), "the kernel's depth is a constant of the source"});
   if (sp >= 2) s.assume({tg.dim(w, rank - 2), "==", std::to_string(ge.kh), "the kernel's height is a constant of the source"});
   s.assume({tg.dim(w, rank - 1), "==", std::to_string(ge.kw), "the kernel's width is a constant of the source"});
