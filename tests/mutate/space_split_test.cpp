@@ -226,6 +226,18 @@ eval::BuildResult build_uncached(const Candidate& c, const std::string& arch) {
   return eval::build(req);
 }
 
+// samples() random genomes of s (lowered for arch) render candidates that resolve at every
+// workload (parse_candidate) and compile there.
+void expect_samples_compile(const Task& task, const DesignSpace& s, const std::string& arch, std::mt19937_64& rng) {
+  for (int i = 0; i < samples(); ++i) {
+    const Genome g = s.random_genome(rng);
+    Candidate c = parse_candidate(s.render(g), g.to_string() + ".cu", task);
+    eval::BuildResult r = build_uncached(c, arch);
+    ASSERT_EQ(r.status, eval::BuildStatus::Ok) << task.file << " " << g.to_string() << " " << arch << ": " << r.error << "\n"
+                                               << r.log;
+  }
+}
+
 // Genomes legal on each architecture (wgmma and mma.sync on sm_90a, mma.sync on sm_100a) render
 // candidates that resolve at every workload (parse_candidate) and compile there.
 TEST(SplitSpaces, SampledGenomesCompileForHopperAndBlackwell) {
@@ -235,13 +247,7 @@ TEST(SplitSpaces, SampledGenomesCompileForHopperAndBlackwell) {
     for (const std::string arch : {"sm_90a", "sm_100a"}) {
       auto s = split_space(task, arch);
       ASSERT_NE(s, nullptr) << t.file;
-      for (int i = 0; i < samples(); ++i) {
-        const Genome g = s->random_genome(rng);
-        Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
-        eval::BuildResult r = build_uncached(c, arch);
-        ASSERT_EQ(r.status, eval::BuildStatus::Ok) << t.file << " " << g.to_string() << " " << arch << ": " << r.error << "\n"
-                                                   << r.log;
-      }
+      expect_samples_compile(task, *s, arch, rng);
     }
   }
 }
@@ -327,13 +333,7 @@ TEST(ConvSplitSpaces, SampledGenomesCompileForHopperAndBlackwell) {
     for (const std::string arch : {"sm_90a", "sm_100a"}) {
       auto s = conv_split_space(task, arch);
       ASSERT_NE(s, nullptr) << t.file;
-      for (int i = 0; i < samples(); ++i) {
-        const Genome g = s->random_genome(rng);
-        Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", task);
-        eval::BuildResult r = build_uncached(c, arch);
-        ASSERT_EQ(r.status, eval::BuildStatus::Ok) << t.file << " " << g.to_string() << " " << arch << ": " << r.error << "\n"
-                                                   << r.log;
-      }
+      expect_samples_compile(task, *s, arch, rng);
     }
   }
 }
