@@ -72,10 +72,6 @@ bool wrong_values(EvalStatus s) {
   return s == EvalStatus::WrongResult || s == EvalStatus::NotFinite || s == EvalStatus::InputIndependent;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether a measurement failed for want of GPU memory (LibTorch's allocator in the oracle or the
 // check, the arena, the worker's L2 flush buffer), not for anything the candidate did.
 bool out_of_memory(const Measurement& m) {

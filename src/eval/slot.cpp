@@ -278,8 +278,7 @@ void Slot::ensure_arena(uint64_t bytes) {
   uint64_t want = std::max<uint64_t>(align_up(bytes, uint64_t{2} << 20), arena_bytes_ + arena_bytes_ / 2);
   CUresult r = api.cuMemAlloc(&arena_, want);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {  // the oracle's cached references first, then LibTorch's cache
-    cache_ = std::make_unique<OracleCache>(cache_->capacity());
-    release_torch_cache();
+    release_memory();
     r = api.cuMemAlloc(&arena_, want);
   }
   if (r == CUDA_ERROR_OUT_OF_MEMORY && want > bytes) {  // then no room to grow into

@@ -104,9 +104,11 @@ class ConvSpace : public DesignSpace {
     const bool nhwc = v["kLayout"] == 1;
     const std::string xt = scratch_name(task, "conv_x_nhwc"), wt = scratch_name(task, "conv_w_nhwc");
     nlohmann::json plan, steps = nlohmann::json::array();
+    // A weight row's length (K) and the element type, for the kernels that rewrite the weight first.
+    const std::string K = paren(C) + " // " + std::to_string(ge.groups) + " * " + std::to_string(ge.kd * ge.kh * ge.kw),
+                      dtype = dtype_name(m_.elem);
     if (nhwc) {
-      const std::string hw = (three_d ? paren(D) + " * " : "") + paren(H) + " * " + paren(W),
-                        K = paren(C) + " // " + std::to_string(ge.groups) + " * " + std::to_string(ge.kd * ge.kh * ge.kw);
+      const std::string hw = (three_d ? paren(D) + " * " : "") + paren(H) + " * " + paren(W);
       src << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_x_nhwc(const " << T << "* x, " << T
           << "* xt, int C, int HW) {\n  kevo::conv_x_to_nhwc<" << T << ">(x, xt, C, HW);\n}\n"
           << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_w_nhwc(const " << T << "* w, " << T
@@ -119,14 +121,12 @@ class ConvSpace : public DesignSpace {
                        {"grid", {"(" + paren(OC) + " * " + K + " + 255) // 256"}},
                        {"block", {256}},
                        {"args", {input_name(m_.w), wt, {{"int", OC}}, {{"int", paren(C) + " // " + std::to_string(ge.groups)}}}}});
-      const std::string dtype = dtype_name(m_.elem);
       plan["buffers"][xt] = {{"dtype", dtype}, {"shape", three_d ? nlohmann::json{N, D, H, W, C} : nlohmann::json{N, H, W, C}}};
       plan["buffers"][wt] = {{"dtype", dtype}, {"shape", {OC, K}}};
     }
     // Transposed: the first kernel rewrites torch's [C, OC/G, k...] weight into [OC, C/G, k...] scratch.
     const std::string wr = scratch_name(task, "conv_w_transposed");
     if (ge.transposed) {
-      const std::string K = paren(C) + " // " + std::to_string(ge.groups) + " * " + std::to_string(ge.kd * ge.kh * ge.kw);
       src << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_w_transposed(const " << T << "* w, " << T
           << "* wt, int C, int OC) {\n  kevo::conv_w_transposed<" << T
           << ", Geometry>(w, wt, kevo::ConvShape{1, C, 1, 1, OC, 1, 1});\n}\n\n";
@@ -134,7 +134,7 @@ class ConvSpace : public DesignSpace {
                        {"grid", {"(" + paren(OC) + " * " + K + " + 255) // 256"}},
                        {"block", {256}},
                        {"args", {input_name(m_.w), wr, {{"int", C}}, {{"int", OC}}}}});
-      plan["buffers"][wr] = {{"dtype", dtype_name(m_.elem)}, {"shape", {OC, K}}};
+      plan["buffers"][wr] = {{"dtype", dtype}, {"shape", {OC, K}}};
     }
     nlohmann::json args = nlohmann::json::array({nhwc ? xt : input_name(m_.x),
                                                  nhwc ? wt : ge.transposed ? wr : input_name(m_.w),
@@ -310,9 +310,9 @@ void express_conv_facts(const TaskGraph& tg, int x, int w, int y, int sp, const 
   s.express("kmax", std::to_string(kmax));
   for (const char* flag : {"fp32", "elem_bytes", "transposed"})  // of the dtypes and the op
     s.express(flag, std::to_string(s.facts().front().at(flag)));
-  s.express("tf32_ok", tf32_admitted_expr(tg.task(), fp32, "(" + K + ")"));
-  s.express("tf32x3_ok", tf32x3_admitted_expr(tg.task(), fp32, "(" + K + ")"));
-  s.express("bf16x3_ok", bf16x3_admitted_expr(tg.task(), fp32, "(" + K + ")"));
+  s.express("tf32_ok", tf32_admitted_expr(tg.task(), fp32, K));
+  s.express("tf32x3_ok", tf32x3_admitted_expr(tg.task(), fp32, K));
+  s.express("bf16x3_ok", bf16x3_admitted_expr(tg.task(), fp32, K));
   if (sp == 3) s.assume({tg.dim(w, 2), "==", std::to_string(ge.kd), "the kernel's depth is a constant of the source"});
   if (sp >= 2) s.assume({tg.dim(w, rank - 2), "==", std::to_string(ge.kh), "the kernel's height is a constant of the source"});
   s.assume({tg.dim(w, rank - 1), "==", std::to_string(ge.kw), "the kernel's width is a constant of the source"});

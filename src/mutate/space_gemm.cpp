@@ -278,7 +278,7 @@ bool broadcast_input(const TaskGraph& tg, int v, int out, TailInput& in) {
 std::string k_at_most_expr(double bound, const std::string& k) {
   const int64_t b = bound >= 9e18 ? INT64_MAX / 4 : static_cast<int64_t>(bound);
   if (b < 1) return "0";
-  return "(" + std::to_string(b) + " // " + k + " + " + std::to_string(b) + ") // " + std::to_string(b + 1);
+  return "(" + std::to_string(b) + " // " + paren(k) + " + " + std::to_string(b) + ") // " + std::to_string(b + 1);
 }
 }  // namespace
 
