@@ -91,6 +91,17 @@ TEST(ConvSpaces, TaskFourteenGetsAConvSpaceBesideTheLibrarysWithItsTailInTheEpil
   EXPECT_NE(text.find("KH = 3, KW = 3, SH = 1, SW = 1, PH = 0, PW = 0, DH = 1, DW = 1, G = 1;"), std::string::npos);
 }
 
+// cuDNN's 4-d descriptors count elements in 32 bits: a workload whose convolution output reaches
+// 2^31 elements (256 x 128 x 256 x 256) leaves the convolution to the conv family alone; one image
+// fewer keeps cuDNN's space.
+TEST(ConvSpaces, CudnnIsLeftOutWhereATensorReachesTwoToTheThirtyOneElements) {
+  Task task = load_task(kRoot + "tasks/14_conv2d_relu_bias.json");
+  task.workloads[0].axes = {{"N", 256}, {"Ci", 64}, {"Co", 128}, {"H", 258}, {"W", 258}};
+  EXPECT_EQ(space_ids(task), (std::set<std::string>{"conv/conv2d"}));
+  task.workloads[0].axes["N"] = 255;
+  EXPECT_EQ(space_ids(task), (std::set<std::string>{"library/cudnn_conv2d", "conv/conv2d"}));
+}
+
 // The graph's stride, padding, dilation and groups reach the generated geometry; the groups are
 // the grid's second dim; a residual of y's shape is read at y's index.
 TEST(ConvSpaces, StridesPaddingDilationAndGroupsAreTheGraphs) {
