@@ -197,11 +197,13 @@ class GpuWorker {
     for (const Json& list : j.at("poison")) poison.push_back(poison_list(list, base));
     if (!keep_state && poison.size() != sets.size()) throw BadRequest("one poison list per buffer set");
     size_t runs = 0;  // launches so far: run k uses set k mod sets
-    if (!keep_state)
-      cfg.before_each = [&](CUstream s) {
-        for (const Poison& p : poison[runs % sets.size()]) fill_pattern(p.at, p.bytes, p.word, p.width, s);
-        module.memory.reset(s);
-      };
+    // Kept state still waits for the stream before each run, as a reset does: the two protocols
+    // differ only in what is reset.
+    cfg.before_each = [&](CUstream s) {
+      if (keep_state) return;
+      for (const Poison& p : poison[runs % sets.size()]) fill_pattern(p.at, p.bytes, p.word, p.width, s);
+      module.memory.reset(s);
+    };
     auto enqueue = [&](CUstream s) {
       const size_t set = keep_state ? 0 : runs++ % sets.size();
       launch_plan(module.code, plan, sets[set], s, &libraries_);

@@ -30,14 +30,16 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // The requests the Runner sends for one workload: a run per correctness trial, the timed runs and
-// the probe of state; each carries the module and the resolved plan, as the GPU worker's do.
+// the probe of state (reset, then kept); each carries the module and the resolved plan, as the GPU
+// worker's do.
 void workload_requests(const Json& module, const ResolvedPlan& plan, int trials, std::vector<Json>& out) {
   const Layout l = layout_of(plan, 2);
   const Json plan_json = resolved_plan_to_json(plan);
-  for (int r = 0; r < trials + 2; ++r) {
+  for (int r = 0; r < trials + 3; ++r) {
     Json req = {{"op", r < trials ? "run" : "time"}, {"module", module}, {"plan", plan_json}, {"offsets", l.offsets(0)}};
     if (r == trials) req["sets"] = Json::array({Json(l.offsets(0)), Json(l.offsets(1))});
-    if (r == trials + 1) req["keep_state"] = true;
+    if (r == trials + 1) req["sets"] = Json::array({Json(l.offsets(0))});
+    if (r == trials + 2) req["keep_state"] = true;
     out.push_back(std::move(req));
   }
 }
