@@ -9,6 +9,15 @@
 
 namespace kevo::mutate {
 
+// A 0-d tensor filled with a float (`torch.tensor(0.5)`, lowered to `full`) is written as the literal
+// it is, as a Python number's `constant` node is.
+bool is_literal_node(const Node& n) {
+  if (n.op == "constant") return true;
+  if (n.op != "full" || !n.inputs.empty()) return false;
+  auto value = n.attrs.find("value");
+  return value != n.attrs.end() && std::holds_alternative<double>(value->second) && attr_ints(n, "shape").empty();
+}
+
 namespace {
 
 const std::set<std::string>& unary_ops() {
@@ -43,7 +52,7 @@ bool has_number(const Node& n, const std::string& key) {
 // A constant node's value, when the operand is one.
 bool constant_of(const Graph& g, int v, double& out) {
   int p = g.values[static_cast<size_t>(v)].producer;
-  if (p < 0 || g.nodes[static_cast<size_t>(p)].op != "constant") return false;
+  if (p < 0 || !is_literal_node(g.nodes[static_cast<size_t>(p)])) return false;
   out = attr_or(g.nodes[static_cast<size_t>(p)], "value", 0.0);
   return true;
 }
@@ -118,7 +127,7 @@ NormParts p_norm(double p) {
 
 bool is_elementwise(const Node& n) {
   if (n.outputs.size() != 1) return false;
-  if (n.op == "constant") return true;
+  if (is_literal_node(n)) return true;
   if (unary_ops().count(n.op)) return n.inputs.size() == 1;
   if (binary_ops().count(n.op)) return n.inputs.size() == 2;
   return false;
@@ -159,7 +168,7 @@ std::string emit_region(const Graph& g, const Region& region, const std::functio
     const Node& n = g.nodes[static_cast<size_t>(p)];
     int out = n.outputs.front();
     std::string var = "v" + std::to_string(out);
-    if (n.op == "constant") {
+    if (is_literal_node(n)) {
       name[out] = float_literal(attr_or(n, "value", 0.0));
       continue;
     }

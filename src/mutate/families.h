@@ -51,6 +51,9 @@ class TaskGraph {
 
 // Whether the emitter can generate this node (an elementwise op on float32 values).
 bool is_elementwise(const Node& n);
+// A node the emitter writes as a literal: a Python number (`constant`) or a 0-d tensor filled with
+// a float (`full`, from `torch.tensor(0.5)`).
+bool is_literal_node(const Node& n);
 
 // The nodes (in graph order) that produce `target` from values where stop(v) holds (inputs,
 // reduction results, ...); empty with ok=false when a node on the way is not elementwise.

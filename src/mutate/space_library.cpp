@@ -448,7 +448,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
     const Node& n = g.nodes[static_cast<size_t>(c)];
     const int other = n.inputs.size() == 2 ? n.inputs[n.inputs[0] == m.t ? 1 : 0] : -1;
     const int producer = other >= 0 ? info(g, other).producer : -1;
-    if (n.op == "mul" && other >= 0 && producer >= 0 && g.nodes[static_cast<size_t>(producer)].op == "constant" &&
+    if (n.op == "mul" && other >= 0 && producer >= 0 && is_literal_node(g.nodes[static_cast<size_t>(producer)]) &&
         info(g, other).shape.empty()) {
       Region r = region_from(n.outputs.front());
       if (r.ok) {

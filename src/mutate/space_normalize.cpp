@@ -480,13 +480,13 @@ bool find_pattern(const TaskGraph& tg, Pattern* pt) {
     std::set<int> frontier;
     auto is_constant = [&](int v) {
       int producer = g.values[static_cast<size_t>(v)].producer;
-      return producer >= 0 && g.nodes[static_cast<size_t>(producer)].op == "constant";
+      return producer >= 0 && is_literal_node(g.nodes[static_cast<size_t>(producer)]);
     };
     for (int node : e.nodes) {
       const Node& m = g.nodes[static_cast<size_t>(node)];
       const bool column = only_stat.count(m.outputs.front()) > 0;
       if (column) p.per_column.nodes.push_back(node);
-      if (!column || m.op == "constant") p.per_element.nodes.push_back(node);
+      if (!column || is_literal_node(m)) p.per_element.nodes.push_back(node);
       if (column) continue;
       for (int in : m.inputs)  // what an element reads of the per-column values goes into Stats
         if (only_stat.count(in) && !is_constant(in)) frontier.insert(in);

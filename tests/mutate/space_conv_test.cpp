@@ -35,7 +35,7 @@ const std::vector<std::string>& conv_tasks() {
       "tests/data/tasks/conv1d_gelu.json", "tests/data/tasks/conv3d_strided_grouped.json",
       "tests/data/tasks/conv3d_asymmetric_rgb.json", "tests/data/tasks/conv_transpose2d_strided_grouped.json",
       "tests/data/tasks/conv_transpose1d_dilated.json", "tests/data/tasks/conv_transpose3d_strided.json",
-      "tests/data/tasks/conv_transpose2d_bf16.json"};
+      "tests/data/tasks/conv_transpose2d_bf16.json", "tests/data/tasks/conv2d_min_tensor_scalar.json"};
   return files;
 }
 
@@ -89,6 +89,19 @@ TEST(ConvSpaces, TaskFourteenGetsAConvSpaceBesideTheLibrarysWithItsTailInTheEpil
   EXPECT_NE(text.find("kevo::load_float(p.in_bias2 + ch)"), std::string::npos);
   EXPECT_NE(text.find("fmaxf"), std::string::npos);
   EXPECT_NE(text.find("KH = 3, KW = 3, SH = 1, SW = 1, PH = 0, PW = 0, DH = 1, DW = 1, G = 1;"), std::string::npos);
+}
+
+// `torch.min(y, torch.tensor(0.5))`: the 0-d tensor is a `full` node, which the epilogues write as
+// the literal it is (KernelBench level 2's #31 and #93 were left to the generic family for it).
+TEST(ConvSpaces, AZeroDimTensorInTheTailIsALiteralOfTheEpilogue) {
+  Task task = load_task(kRoot + "tests/data/tasks/conv2d_min_tensor_scalar.json");
+  EXPECT_EQ(space_ids(task), (std::set<std::string>{"library/cudnn_conv2d", "conv/conv2d"}));
+  auto s = conv_space(task);
+  ASSERT_NE(s, nullptr);
+  std::mt19937_64 rng(31);
+  const std::string text = s->render(s->random_genome(rng));
+  EXPECT_NE(text.find("fminf("), std::string::npos) << text;
+  EXPECT_NE(text.find(", 0.5f)"), std::string::npos) << text;
 }
 
 // cuDNN's 4-d descriptors count elements in 32 bits: a workload whose convolution output reaches
