@@ -1,6 +1,7 @@
 // Family "generic": the baseline every task has. The task's program (generic_ir.h) rendered as a
 // sequence of kernels, one per value that is stored (outputs, reductions, and whatever the
-// genome's fusion knobs materialise); views and elementwise chains are index remapping and inline
+// genome's fusion knobs materialise; two for a reduction that kSplit splits over blocks: its
+// partials, then their combine); views and elementwise chains are index remapping and inline
 // code inside the kernels that read them.
 #include <nlohmann/json.hpp>
 
@@ -136,13 +137,14 @@ std::string GenericSpace::render(const Genome& g) const {
   const Task& task = tg_->task();
   const Program& prog = *prog_;
   const int64_t block = k["kBlock"], items = k["kItems"], unroll = k["kUnroll"], waves = k["kWaves"];
-  const int64_t lanes = std::min(k["kLanes"], block), contract_lanes = k["kContractLanes"];
+  const int64_t lanes = std::min(k["kLanes"], block), contract_lanes = k["kContractLanes"], split = k["kSplit"];
   const Partition part = partition(k["kMaterialize"] != 0, k["kEpilogue"] != 0);
 
   // Buffers: inputs and outputs by their contract names, scratch as t<value>.
   std::map<int, std::string> buffer;
   std::vector<std::pair<int, std::string>> copies;  // an output that is an input or another output
   nlohmann::json scratch = nlohmann::json::object();
+  std::vector<std::pair<std::string, DType>> partials;  // kSplit > 1: each split reduction's partials (and picks)
   for (size_t v = 0; v < prog.values.size(); ++v)
     if (prog.values[v].kind == Kind::Input) buffer[static_cast<int>(v)] = task.inputs[static_cast<size_t>(prog.values[v].input)].name;
   for (size_t o = 0; o < prog.outputs.size(); ++o) {
@@ -192,10 +194,11 @@ std::string GenericSpace::render(const Genome& g) const {
 
   nlohmann::json steps = nlohmann::json::array();
   nlohmann::json args = nlohmann::json::array();
-  auto kernel = [&](int v, const std::string& body, const std::string& launch, const std::string& grid, int64_t threads) {
+  auto kernel = [&](const std::string& v, const std::string& body, const std::string& launch, const std::string& grid,
+                    int64_t threads) {
     kernels << body << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") kevo_generic_" << v
             << "(KEVO_GENERIC_PARAMS) {\n  const Params p = KEVO_GENERIC_FIELDS;\n  " << launch << "\n}\n\n";
-    steps.push_back({{"kernel", "kevo_generic_" + std::to_string(v)}, {"grid", {grid}}, {"block", {threads}}, {"args", nullptr}});
+    steps.push_back({{"kernel", "kevo_generic_" + v}, {"grid", {grid}}, {"block", {threads}}, {"args", nullptr}});
   };
   auto store_into = [&](int target, Code& c, const std::string& o, const std::string& value) {
     return "kevo::st(p.b_" + ident(buffer.at(target)) + " + " + c.flat(target, o) + ", " + value + ");";
@@ -232,7 +235,7 @@ std::string GenericSpace::render(const Genome& g) const {
       const std::string rows = product(rest), len = val.dims[static_cast<size_t>(d)];
       const std::string launch = "kevo::generic_scan<" + std::to_string(block) + ", Idx, " + name + ">(p, " +
                                  gc.size(rows == "1" ? "1" : rows) + ", " + gc.size(len) + ");";
-      kernel(v, b.str(), launch, waves ? std::to_string(waves) + " * num_sms" : rows, block);
+      kernel(std::to_string(v), b.str(), launch, waves ? std::to_string(waves) + " * num_sms" : rows, block);
       continue;
     }
     const bool reduce = src.kind == Kind::Reduce;
@@ -279,11 +282,33 @@ std::string GenericSpace::render(const Genome& g) const {
       << "    (void)arg;\n" << sc.text() << "  }\n};\n";
     Code gc(prog, accessor, size);
     const std::string n_out = product(src.dims), K = reduce ? product(src.extents) : "1";
-    const std::string launch = "kevo::generic_reduce<" + std::to_string(block) + ", " + std::to_string(kl) + ", " +
-                               std::to_string(items) + ", " + std::to_string(unroll) + ", Idx, " + name + ">(p, " +
-                               gc.size(n_out) + ", " + gc.size(K) + ");";
-    const int64_t per = block / kl * items;
-    kernel(v, b.str(), launch, waves ? std::to_string(waves) + " * num_sms" : "(" + n_out + " + " + std::to_string(per - 1) + ") // " + std::to_string(per), block);
+    const std::string shape = std::to_string(block) + ", " + std::to_string(kl) + ", " + std::to_string(items) + ", " +
+                              std::to_string(unroll);
+    auto tiles = [&](int64_t per) { return "(" + n_out + " + " + std::to_string(per - 1) + ") // " + std::to_string(per); };
+    const std::string all_sms = std::to_string(waves) + " * num_sms";
+    if (!reduce || src.contraction || split == 1) {
+      const std::string launch = "kevo::generic_reduce<" + shape + ", Idx, " + name + ">(p, " + gc.size(n_out) + ", " + gc.size(K) + ");";
+      kernel(std::to_string(v), b.str(), launch, waves ? all_sms : tiles(block / kl * items), block);
+      continue;
+    }
+    // kSplit > 1: the partial kernel over (tile, split) pairs, then the combine's thread per output.
+    const std::string pv = "t" + std::to_string(v) + "_partials", pi = "t" + std::to_string(v) + "_picks";
+    const bool arg = src.op == "GArgMax" || src.op == "GArgMin";
+    partials.emplace_back(pv, DType::Float32);
+    scratch[pv] = {{"dtype", "float32"}, {"shape", nlohmann::json::array({std::to_string(split), n_out})}};
+    if (arg) {
+      partials.emplace_back(pi, DType::Int64);
+      scratch[pi] = {{"dtype", "int64"}, {"shape", nlohmann::json::array({std::to_string(split), n_out})}};
+    }
+    const std::string buffers = "p.b_" + pv + ", " + (arg ? "p.b_" + pi : std::string("nullptr")) + ");";
+    kernel(std::to_string(v) + "_partial", b.str(),
+           "kevo::generic_reduce_partial<" + shape + ", " + std::to_string(split) + ", Idx, " + name + ">(p, " +
+               gc.size(n_out) + ", " + gc.size(K) + ", " + buffers,
+           waves ? all_sms : "(" + tiles(block / kl * items) + ") * " + std::to_string(split), block);
+    kernel(std::to_string(v), "",
+           "kevo::generic_combine<" + std::to_string(block) + ", " + std::to_string(split) + ", Idx, " + name + ">(p, " +
+               gc.size(n_out) + ", " + buffers,
+           waves ? all_sms : tiles(block), block);
   }
   for (const auto& [v, out] : copies) {
     (void)v;
@@ -300,6 +325,11 @@ std::string GenericSpace::render(const Genome& g) const {
     const DType t = scratch.contains(name) ? DType::Float32 : dtype_of(name);
     params.push_back(std::string(input ? "const " : "") + pointer_type(t) + "* b_" + ident(name));
     fields.push_back("b_" + ident(name));
+    args.push_back(name);
+  }
+  for (const auto& [name, t] : partials) {
+    params.push_back(pointer_type(t) + "* b_" + name);
+    fields.push_back("b_" + name);
     args.push_back(name);
   }
   std::vector<std::string> symbol_fields(symbols.size());
@@ -338,7 +368,10 @@ std::string GenericSpace::render(const Genome& g) const {
           << block << ", kLanes " << k["kLanes"] << ", kContractLanes " << contract_lanes << ", kItems " << items << ", kUnroll "
           << unroll << ", kWaves " << waves << ", " << (k["kIndex32"] ? "32" : "64") << "-bit indices, "
           << (k["kMaterialize"] ? "elementwise operands of reductions stored" : "elementwise operands of reductions inlined") << ", "
-          << (k["kEpilogue"] ? "elementwise tails fused into reductions' stores" : "elementwise tails as their own kernels") << ".";
+          << (k["kEpilogue"] ? "elementwise tails fused into reductions' stores" : "elementwise tails as their own kernels") << ", "
+          << (split > 1 ? "kSplit " + std::to_string(split) + ": each non-contraction reduction's terms split over " +
+                              std::to_string(split) + " blocks (a kernel of partials into scratch, then a thread per output combines them)"
+                        : std::string("kSplit 1: a reduction's terms summed within one block per output")) << ".";
   return candidate_text(task, task.name + "_generic", plan, comment.str(), candidate_templates(manifest()) + "\n" + src.str());
 }
 
@@ -369,10 +402,11 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
   std::set<int> outs;
   for (int o : prog->outputs)
     if (prog->values[static_cast<size_t>(o)].kind == Kind::Input || !outs.insert(o).second) return out;  // a copy: not yet
-  bool reduce = false, contract = false, materialize = false;
+  bool reduce = false, contract = false, materialize = false, split = false;
   for (size_t v = 0; v < prog->values.size(); ++v) {
     const Value& val = prog->values[v];
     reduce = reduce || (val.kind == Kind::Reduce && !val.contraction) || val.kind == Kind::Scan;
+    split = split || (val.kind == Kind::Reduce && !val.contraction);
     contract = contract || (val.kind == Kind::Reduce && val.contraction);
     const bool output = std::find(prog->outputs.begin(), prog->outputs.end(), static_cast<int>(v)) != prog->outputs.end();
     materialize = materialize || (val.kind == Kind::Map && val.elementwise && !output && reads_into_reduction(*prog, static_cast<int>(v)));
@@ -383,7 +417,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
   const bool epilogue = !epilogue_candidates(*prog, stored).empty();
   std::vector<Facts> facts;
   for (size_t w = 0; w < tg->workloads(); ++w) {
-    int64_t most = 1, outputs = 1;
+    int64_t most = 1, outputs = 1, reduce_k = 1, reduce_out = 1;  // the last two: of non-contraction reductions
     for (const Value& val : prog->values) {
       most = std::max(most, val.numel(w));
       if (val.kind != Kind::Input) outputs = std::max(outputs, val.numel(w));
@@ -391,14 +425,16 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
         int64_t k = 1;
         for (const std::string& e : val.extents) k *= AxisExpr::parse(e).eval(tg->task().axis_values(tg->task().workloads[w]));
         most = std::max(most, k);
+        if (!val.contraction) reduce_k = std::max(reduce_k, k), reduce_out = std::max(reduce_out, val.numel(w));
       }
     }
     facts.push_back({{"max_elems", most}, {"max_out", outputs}, {"has_reduce", reduce}, {"has_contract", contract},
-                     {"has_materialize", materialize}, {"has_epilogue", epilogue}});
+                     {"has_materialize", materialize}, {"has_epilogue", epilogue}, {"has_split", split},
+                     {"max_reduce_k", reduce_k}, {"max_reduce_out", reduce_out}});
   }
   out.push_back(std::make_unique<GenericSpace>(tg, prog, std::move(facts)));
   // The largest value (and reduction) and the largest computed value, as the largest of their sizes.
-  std::vector<std::string> elems{"1"}, outs_sizes{"1"};
+  std::vector<std::string> elems{"1"}, outs_sizes{"1"}, reduce_k{"1"}, reduce_out{"1"};
   auto product = [](const std::vector<std::string>& dims) {
     std::string p;
     for (const std::string& d : dims) p += (p.empty() ? "" : " * ") + ("(" + d + ")");
@@ -408,10 +444,13 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
     elems.push_back(product(val.dims));
     if (val.kind != Kind::Input) outs_sizes.push_back(product(val.dims));
     if (val.kind == Kind::Reduce) elems.push_back(product(val.extents));
+    if (val.kind == Kind::Reduce && !val.contraction) reduce_k.push_back(product(val.extents)), reduce_out.push_back(product(val.dims));
   }
   out.back()->express_max("max_elems", elems);
   out.back()->express_max("max_out", outs_sizes);
-  for (const char* flag : {"has_reduce", "has_contract", "has_materialize", "has_epilogue"})  // of the graph
+  out.back()->express_max("max_reduce_k", reduce_k);
+  out.back()->express_max("max_reduce_out", reduce_out);
+  for (const char* flag : {"has_reduce", "has_contract", "has_materialize", "has_epilogue", "has_split"})  // of the graph
     out.back()->express(flag, std::to_string(out.back()->facts().front().at(flag)));
   return out;
 }

@@ -146,20 +146,24 @@ __device__ __forceinline__ Idx grid_stride_next(Idx at, Idx stride, Idx end) {
   return end - at > stride ? at + stride : end;
 }
 
-// Terms lane, lane + kLanes, ... of an output summed with Kahan's compensation: the rounding error
-// of each add is carried into the next term, so the sum is about as accurate as one add however
-// many terms there are. An infinite or NaN partial sum keeps no carry (inf - inf would make NaN of
-// a sum torch leaves infinite). t - t == 0 holds exactly for finite t (no fast-math here).
+// One add of Kahan's compensated sum: the rounding error of each add is carried into the next
+// term, so the sum is about as accurate as one add however many terms there are. An infinite or
+// NaN partial sum keeps no carry (inf - inf would make NaN of a sum torch leaves infinite).
+// t - t == 0 holds exactly for finite t (no fast-math here).
+__host__ __device__ __forceinline__ void kahan_add(float& sum, float& carry, float term) {
+  const float y = term - carry, t = sum + y;
+  carry = t - t == 0.f ? (t - sum) - y : 0.f;
+  sum = t;
+}
+
+// Terms first, first + kLanes, ... below end of an output, compensated (first is the lane's
+// first term: its lane, or past the start of a split block's chunk).
 template <int kLanes, int kUnroll, typename Idx, typename Body>
-__device__ __forceinline__ float compensated_sum(const typename Body::Params& p, const typename Body::Out& o, int lane,
-                                                 Idx K) {
+__device__ __forceinline__ float compensated_sum(const typename Body::Params& p, const typename Body::Out& o, Idx first,
+                                                 Idx end) {
   float sum = 0.f, carry = 0.f;
 #pragma unroll kUnroll
-  for (Idx k = lane; k < K; k += kLanes) {
-    const float y = Body::term(p, o, k) - carry, t = sum + y;
-    carry = t - t == 0.f ? (t - sum) - y : 0.f;
-    sum = t;
-  }
+  for (Idx k = first; k < end; k += kLanes) kahan_add(sum, carry, Body::term(p, o, k));
   return sum;
 }
 
@@ -186,7 +190,7 @@ __device__ __forceinline__ void generic_reduce(const typename Body::Params& p, I
       Acc<Idx> acc{Op::identity(), Idx(0)};
       if (valid) {
         if constexpr (Op::kCompensated) {
-          acc.v = compensated_sum<kLanes, kUnroll, Idx, Body>(p, o, lane, K);
+          acc.v = compensated_sum<kLanes, kUnroll, Idx, Body>(p, o, (Idx)lane, K);
         } else {
 #pragma unroll kUnroll
           for (Idx k = lane; k < K; k += kLanes) acc = Op::combine(acc, Acc<Idx>{Body::term(p, o, k), k});
@@ -195,6 +199,81 @@ __device__ __forceinline__ void generic_reduce(const typename Body::Params& p, I
       acc = lanes_reduce<Op, kLanes, kBlock>(acc, sv, si);
       if (valid && lane == 0) Body::store(p, o, acc.v, acc.i);
     }
+  }
+}
+
+// kSplit > 1: an output's K terms split over kSplit blocks, for reductions with few outputs and
+// a long K (a whole tensor's sum or norm): one block per output would sum millions of terms per
+// thread at a few tens of GB/s. generic_reduce_partial's block (tile, s) reduces the chunk
+// [s * chunk, (s + 1) * chunk) of chunk = ceil(K / kSplit) terms of each output of its tile
+// (lanes striding inside it) and stores the partial at pv[s * n_out + out] (split-major, so that
+// the combine's thread per output reads coalesced), and for an arg reduction the flat index of
+// its pick at pi[...]. Every partial is written, an empty chunk's as the identity (K < kSplit):
+// scratch is poisoned before each launch. generic_combine then folds each output's partials in
+// split order and stores through Body::store (a fused elementwise tail included).
+template <int kBlock, int kLanes, int kItems, int kUnroll, int kSplit, typename Idx, typename Body>
+__device__ __forceinline__ void generic_reduce_partial(const typename Body::Params& p, Idx n_out, Idx K, float* pv,
+                                                       long long* pi) {
+  static_assert(kBlock % 32 == 0 && kBlock <= 1024, "threads per block");
+  static_assert(kLanes == 1 || kLanes == kBlock || (kLanes <= 32 && 32 % kLanes == 0), "lanes per output");
+  static_assert(kSplit > 1, "kSplit == 1 is generic_reduce");
+  using Op = typename Body::Op;
+  constexpr int kTile = kBlock / kLanes * kItems;
+  __shared__ float sv[kBlock / 32];
+  __shared__ Idx si[kBlock / 32];
+  const int lane = threadIdx.x % kLanes;
+  // chunk * kSplit < K + kSplit: no 32-bit overflow below the manifest's 2^31 - 2^16.
+  const Idx chunk = K / kSplit + (K % kSplit != 0), units = (n_out / kTile + (n_out % kTile != 0)) * kSplit;
+  for (Idx u = blockIdx.x; u < units; u = grid_stride_next(u, (Idx)gridDim.x, units)) {
+    const Idx s = u % kSplit, base = u / kSplit * kTile;
+    const Idx first = s * chunk < K ? s * chunk : K, end = K - first > chunk ? first + chunk : K;
+#pragma unroll
+    for (int item = 0; item < kItems; ++item) {
+      const Idx out = base + (Idx)item * (kBlock / kLanes) + (Idx)(threadIdx.x / kLanes);
+      const bool valid = out < n_out;
+      const typename Body::Out o = Body::at(p, valid ? out : Idx(0));
+      Acc<Idx> acc{Op::identity(), Idx(0)};
+      if (valid) {
+        if constexpr (Op::kCompensated) {
+          acc.v = compensated_sum<kLanes, kUnroll, Idx, Body>(p, o, first + (Idx)lane, end);
+        } else {
+#pragma unroll kUnroll
+          for (Idx k = first + (Idx)lane; k < end; k += kLanes) acc = Op::combine(acc, Acc<Idx>{Body::term(p, o, k), k});
+        }
+      }
+      acc = lanes_reduce<Op, kLanes, kBlock>(acc, sv, si);
+      if (valid && lane == 0) {
+        pv[s * n_out + out] = acc.v;
+        if constexpr (Op::kArg) pi[s * n_out + out] = (long long)acc.i;
+      }
+    }
+  }
+}
+
+// A thread per output folds its kSplit partials in split order: Op::combine (an arg reduction's
+// ties and NaNs resolve by the carried index, as unsplit), a sum compensated as each partial was.
+// At most 512 partials per output: the combine is a small fraction of the partial pass's reads.
+template <int kBlock, int kSplit, typename Idx, typename Body>
+__device__ __forceinline__ void generic_combine(const typename Body::Params& p, Idx n_out, const float* pv,
+                                                const long long* pi) {
+  using Op = typename Body::Op;
+  const Idx stride = (Idx)gridDim.x * kBlock;
+  for (Idx out = (Idx)blockIdx.x * kBlock + (Idx)threadIdx.x; out < n_out; out = grid_stride_next(out, stride, n_out)) {
+    const typename Body::Out o = Body::at(p, out);
+    Acc<Idx> acc{Op::identity(), Idx(0)};
+    if constexpr (Op::kCompensated) {
+      float carry = 0.f;
+#pragma unroll 8
+      for (int s = 0; s < kSplit; ++s) kahan_add(acc.v, carry, pv[(Idx)s * n_out + out]);
+    } else {
+#pragma unroll 8
+      for (int s = 0; s < kSplit; ++s) {
+        Acc<Idx> b{pv[(Idx)s * n_out + out], Idx(0)};
+        if constexpr (Op::kArg) b.i = (Idx)pi[(Idx)s * n_out + out];
+        acc = Op::combine(acc, b);
+      }
+    }
+    Body::store(p, o, acc.v, acc.i);
   }
 }
 

@@ -132,9 +132,96 @@ TEST(GenericSpace, ViewsAddNoKernel) {
   auto s = generic_space(task);
   ASSERT_TRUE(s);
   std::mt19937_64 rng(3);
-  const std::string text = s->render(s->random_genome(rng));
-  EXPECT_EQ(steps_of(text), 1u);
+  const Genome g = s->random_genome(rng);
+  const std::string text = s->render(g);
+  EXPECT_EQ(steps_of(text), s->values(g).at("kSplit") > 1 ? 2u : 1u);  // the sum's kernel (split: partials, combine)
   EXPECT_NE(text.find("kevo::bf16_t* b_y;"), std::string::npos);  // the output stored as bf16
+}
+
+// KernelBench level 1 #37's shape: a Frobenius norm over 112 x 64 x 512 x 512 floats, a reduction to
+// one value of K = 1.88e9 terms. On one block (kSplit 1) a thread summed 29 million terms and the
+// launch ran past 10 s; every legal genome now keeps a thread's terms per output within 2^18.
+const char* kFrobenius = R"JSON({"name": "frobenius",
+  "axes": {"B": {"type": "var"}, "F": {"type": "var"}, "H": {"type": "var"}, "W": {"type": "var"}},
+  "inputs": {"x": {"shape": ["B", "F", "H", "W"], "dtype": "float32"}},
+  "outputs": {"y": {"shape": ["B", "F", "H", "W"], "dtype": "float32"}},
+  "reference": "def run(x):\n    return x / torch.norm(x, p='fro')",
+  "workloads": [{"B": 112, "F": 64, "H": 512, "W": 512}, {"B": 56, "F": 32, "H": 32, "W": 32}],
+  "tolerance": {"atol": 1e-4, "rtol": 1e-4}})JSON";
+
+TEST(GenericSpace, ALongReductionIsSplitAndNoThreadSumsMoreThanTwoToThe18TermsOfAnOutput) {
+  const Task task = parse_task(kFrobenius, "frobenius.json");
+  auto s = generic_space(task);
+  ASSERT_TRUE(s);
+  const int64_t K = 112LL * 64 * 512 * 512;
+  int64_t legal = 0, split = 0;
+  std::mt19937_64 rng(5);
+  Genome g{s->id(), std::vector<int64_t>(s->knobs().size())};
+  std::function<void(size_t)> walk = [&](size_t k) {
+    if (k < s->knobs().size()) {
+      for (int64_t v : s->knobs()[k].values) g.values[k] = v, walk(k + 1);
+      return;
+    }
+    if (!s->legal(g)) return;
+    const auto v = s->values(g);
+    const int64_t lanes = std::min(v.at("kLanes"), v.at("kBlock")), chunk = (K + v.at("kSplit") - 1) / v.at("kSplit");
+    EXPECT_LE((chunk + lanes - 1) / lanes, 262144) << g.to_string();
+    ++legal;
+    split += v.at("kSplit") > 1;
+    if (legal % 97 == 1) {  // a few renders: partials, their combine, then the division
+      const std::string text = s->render(g);
+      EXPECT_EQ(steps_of(text), 3u) << g.to_string();
+      EXPECT_NE(text.find("kSplit " + std::to_string(v.at("kSplit")) + ": each non-contraction reduction's terms split"),
+                std::string::npos);
+      EXPECT_NO_THROW(parse_candidate(text, "c.cu", task)) << g.to_string();
+    }
+  };
+  walk(0);
+  EXPECT_GE(legal, 100);
+  EXPECT_EQ(split, legal) << "K = 1.88e9 needs a split: 1024 lanes x 2^18 terms is 2.7e8";
+  // The bound is an axis condition an exported header checks: the workload passes it, an input
+  // 1024 times larger fails it.
+  const Genome pick = s->random_genome(rng);
+  const std::map<std::string, int64_t> sizes{{"B", 112}, {"F", 64}, {"H", 512}, {"W", 512}},
+      larger{{"B", 112 * 1024}, {"F", 64}, {"H", 512}, {"W", 512}};
+  int bounds = 0;
+  for (const ShapeCondition& c : shape_conditions(*s, pick).conditions) {
+    if (c.why.rfind("a thread sums at most 2^18", 0) != 0) continue;
+    ++bounds;
+    EXPECT_TRUE(c.holds(sizes)) << c.text();
+    EXPECT_FALSE(c.holds(larger)) << c.text();
+  }
+  EXPECT_EQ(bounds, 1) << pick.to_string();
+}
+
+TEST(GenericSpace, KSplitIsPinnedToOneWithoutANonContractionReduction) {
+  // No reduction (relu), a scan only (cumsum: has_reduce, but nothing to split), a product only.
+  for (const char* file : {"tasks/01_relu.json", "tasks/09_cumsum.json", "tasks/13_linear_leaky_relu.json"}) {
+    auto s = generic_space(load_task(kRoot + file));
+    ASSERT_TRUE(s) << file;
+    const int split = s->manifest().knob("kSplit");
+    ASSERT_GE(split, 0);
+    Genome g{s->id(), std::vector<int64_t>(s->knobs().size())};
+    int64_t legal = 0;
+    std::function<void(size_t)> walk = [&](size_t k) {
+      if (k == s->knobs().size()) {
+        if (!s->legal(g)) return;
+        ++legal;
+        EXPECT_EQ(g.values[static_cast<size_t>(split)], 1) << file << " " << g.to_string();
+        return;
+      }
+      for (int64_t v : s->knobs()[k].values) g.values[k] = v, walk(k + 1);
+    };
+    walk(0);
+    EXPECT_GT(legal, 0) << file;
+  }
+  // A row reduction does split (tasks/06_sum_dim1.json).
+  auto s = generic_space(load_task(kRoot + "tasks/06_sum_dim1.json"));
+  ASSERT_TRUE(s);
+  Genome g{s->id(), {}};
+  for (const Knob& k : s->knobs()) g.values.push_back(k.values.front());
+  g.values[static_cast<size_t>(s->manifest().knob("kSplit"))] = 8;
+  EXPECT_TRUE(s->legal(g)) << g.to_string();
 }
 
 // CI's sample of bench/generic_space.sh: random genomes of a few tasks compile for sm_90a and sm_100a.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #define __global__
@@ -54,15 +55,18 @@ inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c,
 template <typename T> inline T __ldg(const T* p) { return *p; }
 template <typename T> inline T __ldcs(const T* p) { return *p; }
 
-// Launches `kernel` (whose parameters are all pointers or long long) over grid x block: every
-// thread of the block runs the grid's blocks in order, with a barrier between blocks.
-using kevo_host_kernel = void (*)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                                  uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                                  uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                                  uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+// Launches `kernel` (whose parameters are all pointers or long long, at most kevo_host_max_args:
+// a generic candidate with many reductions split over blocks passes two buffers each) over grid x
+// block: every thread of the block runs the grid's blocks in order, with a barrier between blocks.
+constexpr int kevo_host_max_args = 64;
+template <size_t... I>
+inline void kevo_host_call(void* fn, const uint64_t* a, std::index_sequence<I...>) {
+  using Kernel = void (*)(decltype(I, uint64_t{})...);
+  reinterpret_cast<Kernel>(fn)(a[I]...);
+}
 extern "C" int kevo_host_launch(void* fn, unsigned grid, unsigned block, const uint64_t* a, int n) {
-  if (n > 32 || block > 1024) return 1;
-  uint64_t args[32] = {};
+  if (n > kevo_host_max_args || block > 1024) return 1;
+  uint64_t args[kevo_host_max_args] = {};
   for (int i = 0; i < n; ++i) args[i] = a[i];
   std::barrier<> bar(block);
   kevo_host_barrier = &bar;
@@ -74,10 +78,7 @@ extern "C" int kevo_host_launch(void* fn, unsigned grid, unsigned block, const u
       threadIdx = {t, 0, 0};
       for (unsigned b = 0; b < grid; ++b) {
         blockIdx = {b, 0, 0};
-        reinterpret_cast<kevo_host_kernel>(fn)(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7],
-                                               args[8], args[9], args[10], args[11], args[12], args[13], args[14], args[15],
-                                               args[16], args[17], args[18], args[19], args[20], args[21], args[22], args[23],
-                                               args[24], args[25], args[26], args[27], args[28], args[29], args[30], args[31]);
+        kevo_host_call(fn, args, std::make_index_sequence<kevo_host_max_args>{});
         bar.arrive_and_wait();
       }
     });

@@ -75,7 +75,9 @@ std::vector<torch::Tensor> run_on_host(const Task& task, const std::string& text
     for (const auto& [name, b] : plan.at("buffers").items()) {
       std::vector<int64_t> shape;
       for (const auto& d : b.at("shape")) shape.push_back(eval_expr(d, axes));
-      buffers[name] = torch::full(shape, std::nan(""), torch::kFloat32);
+      // Poisoned as kevo poisons scratch: a kernel must write what it reads back.
+      buffers[name] = b.at("dtype") == "int64" ? torch::full(shape, int64_t{-0x5555555555555556}, torch::kInt64)
+                                                : torch::full(shape, std::nan(""), torch::kFloat32);
     }
   for (const auto& step : plan.at("steps")) {
     std::vector<uint64_t> args;
@@ -112,32 +114,66 @@ Workload smallest(const Task& task) {
   return best;
 }
 
-// `draws` random genomes (at most 256 threads a block, to keep the host's threads few) of the
-// task's generic space, each run on the smallest workload against the reference.
-void check(const Task& task, int draws, uint64_t seed) {
-  auto spaces = lower_generic(std::make_shared<const TaskGraph>(task));
-  ASSERT_FALSE(spaces.empty()) << task.name << ": " << generic_refusal(TaskGraph(task));
-  const DesignSpace& s = *spaces.front();
-  const Workload w = smallest(task);
+// Genome g run on workload w against the reference.
+void expect_matches(const Task& task, const DesignSpace& s, const Genome& g, const Workload& w, uint64_t seed) {
   const std::vector<torch::Tensor> inputs = eval::make_inputs(task, w, seed);
   const std::vector<torch::Tensor> want = eval::run_graph(task.graph(w), inputs);
-  std::mt19937_64 rng(seed);
-  for (int d = 0; d < draws; ++d) {
+  std::string error;
+  const std::vector<torch::Tensor> got = run_on_host(task, s.render(g), w, inputs, &error);
+  ASSERT_TRUE(error.empty()) << task.name << " " << g.to_string() << ": " << error;
+  for (size_t o = 0; o < want.size(); ++o) {
+    const torch::Tensor a = got[o].to(torch::kFloat64), b = want[o].to(torch::kFloat64);
+    const torch::Tensor bad = ((a - b).abs() > task.tolerance.atol + task.tolerance.rtol * b.abs()) |
+                              (a.isnan() != b.isnan());
+    const int64_t n = bad.sum().item<int64_t>();
+    EXPECT_EQ(n, 0) << task.name << " " << g.to_string() << ": output " << task.outputs[o].name << " has " << n << " of "
+                    << a.numel() << " elements outside the tolerance; max error "
+                    << (a - b).abs().nan_to_num(0).max().item<double>();
+  }
+}
+
+// A random legal genome with at most 256 threads a block (to keep the host's threads few) and the
+// knobs in `pins` at their values. A kSplit above `max_split` comes down to the largest legal
+// value at most max_split, or else the smallest legal one (a long K needs a split): the host runs
+// a grid's blocks one after another, each ending at a barrier of all its threads, and 512 times
+// the blocks of a small workload took minutes (the Split cases below take every split).
+Genome draw(const DesignSpace& s, std::mt19937_64& rng, const std::map<std::string, int64_t>& pins = {},
+            int64_t max_split = 512) {
+  const size_t split = static_cast<size_t>(s.manifest().knob("kSplit"));
+  for (int tries = 0; tries < 10000; ++tries) {
     Genome g = s.random_genome(rng);
-    while (s.values(g).at("kBlock") > 256) g = s.random_genome(rng);
-    std::string error;
-    const std::vector<torch::Tensor> got = run_on_host(task, s.render(g), w, inputs, &error);
-    ASSERT_TRUE(error.empty()) << task.name << " " << g.to_string() << ": " << error;
-    for (size_t o = 0; o < want.size(); ++o) {
-      const torch::Tensor a = got[o].to(torch::kFloat64), b = want[o].to(torch::kFloat64);
-      const torch::Tensor bad = ((a - b).abs() > task.tolerance.atol + task.tolerance.rtol * b.abs()) |
-                                (a.isnan() != b.isnan());
-      const int64_t n = bad.sum().item<int64_t>();
-      EXPECT_EQ(n, 0) << task.name << " " << g.to_string() << ": output " << task.outputs[o].name << " has " << n << " of "
-                      << a.numel() << " elements outside the tolerance; max error "
-                      << (a - b).abs().nan_to_num(0).max().item<double>();
+    for (const auto& [knob, v] : pins) g.values[static_cast<size_t>(s.manifest().knob(knob))] = v;
+    if (s.values(g).at("kBlock") > 256) continue;
+    const int64_t drawn = g.values[split];
+    std::vector<int64_t> order{drawn};  // the values to try: at most max_split from the largest down, then above it upwards
+    if (!pins.count("kSplit") && drawn > max_split) {
+      order.clear();
+      for (int64_t v : s.knobs()[split].values)
+        if (v <= drawn && v > max_split) order.push_back(v);
+      for (int64_t v : s.knobs()[split].values)
+        if (v <= max_split) order.insert(order.begin(), v);
+    }
+    for (int64_t v : order) {
+      g.values[split] = v;
+      if (s.legal(g)) return g;
     }
   }
+  ADD_FAILURE() << s.id() << " has no legal genome of at most 256 threads with the pinned knobs";
+  return s.random_genome(rng);
+}
+
+std::unique_ptr<DesignSpace> space_of(const Task& task) {
+  auto spaces = lower_generic(std::make_shared<const TaskGraph>(task));
+  EXPECT_FALSE(spaces.empty()) << task.name << ": " << generic_refusal(TaskGraph(task));
+  return spaces.empty() ? nullptr : std::move(spaces.front());
+}
+
+// `draws` random genomes of the task's generic space, each run on the smallest workload.
+void check(const Task& task, int draws, uint64_t seed, int64_t max_split) {
+  const auto s = space_of(task);
+  ASSERT_TRUE(s);
+  std::mt19937_64 rng(seed);
+  for (int d = 0; d < draws; ++d) expect_matches(task, *s, draw(*s, rng, {}, max_split), smallest(task), seed);
 }
 
 Task contract(const std::string& reference, const std::string& inputs, const std::string& outputs,
@@ -152,7 +188,7 @@ Task contract(const std::string& reference, const std::string& inputs, const std
 class DevelopmentTask : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DevelopmentTask, RandomGenomesMatchTheReferenceOnTheHost) {
-  check(load_task(kRoot + GetParam()), 3, 5);
+  check(load_task(kRoot + GetParam()), 3, 5, 1);  // unsplit where legal: their smallest workloads have hundreds of outputs
 }
 
 INSTANTIATE_TEST_SUITE_P(Generic, DevelopmentTask,
@@ -225,10 +261,75 @@ class OpFamily : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(OpFamily, RandomGenomesMatchTheReferenceOnTheHost) {
   const OpCase& c = GetParam();
-  check(contract(c.reference, c.inputs, c.outputs, R"([{"B": 3, "D": 8}, {"B": 2, "D": 6}])", c.tol), 3, 9);
+  // Splits of 8 at most: every finish of a reduction also runs through the combine kernel.
+  check(contract(c.reference, c.inputs, c.outputs, R"([{"B": 3, "D": 8}, {"B": 2, "D": 6}])", c.tol), 3, 9, 8);
 }
 
 INSTANTIATE_TEST_SUITE_P(Generic, OpFamily, ::testing::ValuesIn(kOps), [](const auto& info) { return std::string(info.param.name); });
+
+// kSplit > 1 (a reduction's terms split over blocks, partials combined by a second kernel): every
+// split value on every workload, K a multiple of no split, and smaller than some (then most
+// partials are the identity, still written over their poison).
+struct SplitCase {
+  const char* name;
+  const char* reference;
+  const char* inputs;
+  const char* outputs;
+  const char* workloads;
+  double tol;
+  bool epilogue;  // kEpilogue pinned to 1: the combine kernel takes the elementwise tail
+};
+
+const SplitCase kSplits[] = {
+    {"sum_to_scalar", "def run(x):\n    return torch.sum(x)", R"({"x": {"shape": ["B", "D"], "dtype": "float32"}})",
+     R"({"y": {"shape": [], "dtype": "float32"}})", R"([{"B": 37, "D": 1001}, {"B": 1, "D": 5}, {"B": 3, "D": 20}])", 1e-4, false},
+    // Ties everywhere (integers 0-3: the first 3 wins) and, in the second output, NaNs in some rows
+    // (log of a negative: the first NaN wins), across the chunks' boundaries.
+    {"argmax_ties_nan", "def run(x, m):\n    return torch.argmax(x, dim=1), torch.argmax(x + 0 * torch.log(m - 0.00023), dim=1)",
+     R"({"x": {"shape": ["B", "D"], "dtype": "float32", "init": {"dist": "randint", "low": 0, "high": 4}},
+         "m": {"shape": ["B", "D"], "dtype": "float32", "init": {"dist": "uniform", "low": 0, "high": 1}}})",
+     R"({"i": {"shape": ["B"], "dtype": "int64"}, "j": {"shape": ["B"], "dtype": "int64"}})",
+     R"([{"B": 8, "D": 3000}, {"B": 3, "D": 7}])", 0, false},
+    {"mean_epilogue", "def run(x):\n    return torch.sqrt(torch.mean(x * x, dim=(1, 2))) * 2 + 1",
+     R"({"x": {"shape": ["B", "D", 9], "dtype": "float32"}})", R"({"y": {"shape": ["B"], "dtype": "float32"}})",
+     R"([{"B": 2, "D": 3001}, {"B": 5, "D": 3}])", 1e-4, true},
+    {"frobenius", "def run(x):\n    return x / torch.norm(x, p='fro')", R"({"x": {"shape": ["B", "D", 5, 7], "dtype": "float32"}})",
+     R"({"y": {"shape": ["B", "D", 5, 7], "dtype": "float32"}})", R"([{"B": 3, "D": 211}, {"B": 1, "D": 1}])", 1e-4, false},
+    {"max", "def run(x):\n    return torch.amax(x, dim=(0, 1))", R"({"x": {"shape": ["B", "D", 3], "dtype": "float32"}})",
+     R"({"y": {"shape": [3], "dtype": "float32"}})", R"([{"B": 13, "D": 517}, {"B": 2, "D": 2}])", 1e-6, false},
+};
+
+class Split : public ::testing::TestWithParam<SplitCase> {};
+
+TEST_P(Split, EverySplitMatchesTheReferenceOnEveryWorkload) {
+  const SplitCase& c = GetParam();
+  const Task task = contract(c.reference, c.inputs, c.outputs, c.workloads, c.tol);
+  const auto s = space_of(task);
+  ASSERT_TRUE(s);
+  std::mt19937_64 rng(13);
+  for (const int64_t split : {8, 64, 512}) {
+    std::map<std::string, int64_t> pins{{"kSplit", split}};
+    if (c.epilogue) pins["kEpilogue"] = 1;
+    const Genome g = draw(*s, rng, pins);
+    const std::string text = s->render(g);
+    EXPECT_NE(text.find("kevo_generic_"), std::string::npos);
+    EXPECT_NE(text.find("_partial\""), std::string::npos) << g.to_string() << ": no partial kernel";
+    for (const Workload& w : task.workloads) expect_matches(task, *s, g, w, 21);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Generic, Split, ::testing::ValuesIn(kSplits), [](const auto& info) { return std::string(info.param.name); });
+
+// The argmax case's inputs (the seed above) have rows with a NaN (whose first NaN is the answer)
+// and rows without.
+TEST(GenericSplitInputs, TheArgmaxCaseHasRowsWithAndWithoutANaN) {
+  const SplitCase& c = kSplits[1];
+  const Task task = contract(c.reference, c.inputs, c.outputs, c.workloads, c.tol);
+  const Workload& w = task.workloads.front();
+  const std::vector<torch::Tensor> want = eval::run_graph(task.graph(w), eval::make_inputs(task, w, 21));
+  EXPECT_TRUE((want[0] != want[1]).any().item<bool>());
+  EXPECT_TRUE((want[0] == want[1]).any().item<bool>());
+}
 
 }  // namespace
 }  // namespace kevo::mutate

@@ -6,6 +6,7 @@
 // as it does on the GPU instead of being undefined.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -89,6 +90,76 @@ TEST(GenericIndexHost, OnePassGridNearTheLimitOfThirtyTwoBitIndices) {
     const unsigned grid = static_cast<unsigned>((n_out + kTile - 1) / kTile);
     for (const unsigned b : {grid - 1, grid - 2})
       expect_exactly_its_tile(run_block<kBlock, 1, kItems>(grid, b, static_cast<int>(n_out)), b, kTile, n_out);
+  }
+}
+
+// Every term of every output, counted as read (one output's K terms per row of `reads`).
+struct CountingBody {
+  struct Params {
+    std::vector<std::atomic<int>>* reads;
+    int K;
+    float* out;
+  };
+  using Op = kevo::GSum;
+  struct Out {
+    int i;
+  };
+  static Out at(const Params&, int f) { return {f}; }
+  static float term(const Params& p, const Out& o, int k) {
+    if (k >= 0 && k < p.K) ++(*p.reads)[static_cast<size_t>(o.i) * p.K + k];
+    return 1.f;
+  }
+  static void store(const Params& p, const Out& o, float v, int) { p.out[o.i] = v; }
+};
+
+// Runs every block of a grid of kBlock threads, one block after another, as the host shim does.
+template <int kBlock, typename F>
+void run_grid(unsigned grid, F kernel) {
+  std::barrier<> bar(kBlock);
+  kevo_host_barrier = &bar;
+  blockDim = {kBlock, 1, 1};
+  gridDim = {grid, 1, 1};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < kBlock; ++t)
+    threads.emplace_back([&, t] {
+      threadIdx = {t, 0, 0};
+      for (unsigned b = 0; b < grid; ++b) {
+        blockIdx = {b, 0, 0};
+        kernel();
+        bar.arrive_and_wait();
+      }
+    });
+  for (auto& th : threads) th.join();
+}
+
+// kSplit's chunks: each term of each output read exactly once over the split blocks (K a multiple
+// of no split, and smaller than it), every partial written, and the combine's sums exact; with a
+// one-pass grid and with a grid-stride one of fewer blocks than (tile, split) pairs.
+template <int kBlock, int kLanes, int kItems, int kSplit>
+void expect_each_term_once(int n_out, int K, unsigned grid) {
+  constexpr int kTile = kBlock / kLanes * kItems;
+  std::vector<std::atomic<int>> reads(static_cast<size_t>(n_out) * K);
+  std::vector<float> partials(static_cast<size_t>(n_out) * kSplit, NAN), out(static_cast<size_t>(n_out), NAN);
+  const CountingBody::Params p{&reads, K, out.data()};
+  if (grid == 0) grid = static_cast<unsigned>((n_out + kTile - 1) / kTile * kSplit);
+  run_grid<kBlock>(grid, [&] {
+    kevo::generic_reduce_partial<kBlock, kLanes, kItems, 1, kSplit, int, CountingBody>(p, n_out, K, partials.data(), nullptr);
+  });
+  for (size_t i = 0; i < reads.size(); ++i) ASSERT_EQ(reads[i].load(), 1) << "term " << i % K << " of output " << i / K;
+  for (float v : partials) ASSERT_FALSE(std::isnan(v)) << "a partial left unwritten";
+  run_grid<kBlock>(grid, [&] { kevo::generic_combine<kBlock, kSplit, int, CountingBody>(p, n_out, partials.data(), nullptr); });
+  for (int o = 0; o < n_out; ++o) EXPECT_EQ(out[static_cast<size_t>(o)], float(K)) << "output " << o;
+}
+
+TEST(GenericIndexHost, SplitChunksReadEachTermOnce) {
+  // (Host threads meet at every barrier and shuffle: blocks of 32 keep this quick.)
+  for (const int K : {5, 1001}) {
+    for (const unsigned grid : {0u, 3u}) {
+      expect_each_term_once<32, 1, 2, 8>(70, K, grid);
+      expect_each_term_once<32, 8, 1, 64>(3, K, grid);
+      expect_each_term_once<64, 64, 1, 8>(2, K, grid);
+      expect_each_term_once<32, 1, 1, 512>(1, K, grid);
+    }
   }
 }
 
