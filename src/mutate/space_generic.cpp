@@ -417,7 +417,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
   const bool epilogue = !epilogue_candidates(*prog, stored).empty();
   std::vector<Facts> facts;
   for (size_t w = 0; w < tg->workloads(); ++w) {
-    int64_t most = 1, outputs = 1, reduce_k = 1, reduce_out = 1;  // the last two: of non-contraction reductions
+    // reduce_k, reduce_out: of non-contraction reductions; contract_k: of products and convolutions
+    int64_t most = 1, outputs = 1, reduce_k = 1, reduce_out = 1, contract_k = 1;
     for (const Value& val : prog->values) {
       most = std::max(most, val.numel(w));
       if (val.kind != Kind::Input) outputs = std::max(outputs, val.numel(w));
@@ -426,15 +427,16 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
         for (const std::string& e : val.extents) k *= AxisExpr::parse(e).eval(tg->task().axis_values(tg->task().workloads[w]));
         most = std::max(most, k);
         if (!val.contraction) reduce_k = std::max(reduce_k, k), reduce_out = std::max(reduce_out, val.numel(w));
+        else contract_k = std::max(contract_k, k);
       }
     }
     facts.push_back({{"max_elems", most}, {"max_out", outputs}, {"has_reduce", reduce}, {"has_contract", contract},
                      {"has_materialize", materialize}, {"has_epilogue", epilogue}, {"has_split", split},
-                     {"max_reduce_k", reduce_k}, {"max_reduce_out", reduce_out}});
+                     {"max_reduce_k", reduce_k}, {"max_reduce_out", reduce_out}, {"max_contract_k", contract_k}});
   }
   out.push_back(std::make_unique<GenericSpace>(tg, prog, std::move(facts)));
   // The largest value (and reduction) and the largest computed value, as the largest of their sizes.
-  std::vector<std::string> elems{"1"}, outs_sizes{"1"}, reduce_k{"1"}, reduce_out{"1"};
+  std::vector<std::string> elems{"1"}, outs_sizes{"1"}, reduce_k{"1"}, reduce_out{"1"}, contract_k{"1"};
   auto product = [](const std::vector<std::string>& dims) {
     std::string p;
     for (const std::string& d : dims) p += (p.empty() ? "" : " * ") + ("(" + d + ")");
@@ -445,11 +447,13 @@ std::vector<std::unique_ptr<DesignSpace>> lower_generic(const TaskGraphPtr& tg) 
     if (val.kind != Kind::Input) outs_sizes.push_back(product(val.dims));
     if (val.kind == Kind::Reduce) elems.push_back(product(val.extents));
     if (val.kind == Kind::Reduce && !val.contraction) reduce_k.push_back(product(val.extents)), reduce_out.push_back(product(val.dims));
+    if (val.kind == Kind::Reduce && val.contraction) contract_k.push_back(product(val.extents));
   }
   out.back()->express_max("max_elems", elems);
   out.back()->express_max("max_out", outs_sizes);
   out.back()->express_max("max_reduce_k", reduce_k);
   out.back()->express_max("max_reduce_out", reduce_out);
+  out.back()->express_max("max_contract_k", contract_k);
   for (const char* flag : {"has_reduce", "has_contract", "has_materialize", "has_epilogue", "has_split"})  // of the graph
     out.back()->express(flag, std::to_string(out.back()->facts().front().at(flag)));
   return out;
