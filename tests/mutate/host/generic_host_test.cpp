@@ -308,7 +308,7 @@ TEST_P(Split, EverySplitMatchesTheReferenceOnEveryWorkload) {
   ASSERT_TRUE(s);
   std::mt19937_64 rng(13);
   for (const int64_t split : {8, 64, 512}) {
-    std::map<std::string, int64_t> pins{{"kSplit", split}};
+    std::map<std::string, int64_t> pins{{"kSplit", split}, {"kBlock", 64}};  // 64 threads: the host meets 512 blocks' barriers
     if (c.epilogue) pins["kEpilogue"] = 1;
     const Genome g = draw(*s, rng, pins);
     const std::string text = s->render(g);
