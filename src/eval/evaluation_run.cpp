@@ -310,19 +310,22 @@ std::optional<Failure> EvaluationRun::state_probe(const ResolvedPlan& plan, cons
                                                   const WorkloadMeasurement& wm, double allowance) {
   const int reps = state_probe_reps(wm.candidate.median_ms);
   const double deadline = s_.options().deadline_floor_s + 8 * allowance + 10;
+  double reset_ms = 0, kept_ms = 0;
+  auto median = [&](Json req, double& ms) {
+    req["timing"] = short_timing(reps);
+    Json answer;
+    auto f = s_.ask(req, deadline, answer, m_);
+    if (!f) ms = answer.at("timing").at("median_ms").get<double>();
+    return f;
+  };
   Json reset = s_.request("time", module_, plan, l);
   reset["sets"] = Json::array({Json(l.offsets(0))});
   reset["poison"] = Json::array({s_.poison_list(plan, l, 0)});
-  reset["timing"] = short_timing(reps);
-  Json answer;
-  if (auto f = s_.ask(reset, deadline, answer, m_)) return f;
-  const double reset_ms = answer.at("timing").at("median_ms").get<double>();
+  if (auto f = median(std::move(reset), reset_ms)) return f;
   Json kept = s_.request("time", module_, plan, l);
   kept["keep_state"] = true;
   kept["poison"] = Json::array();
-  kept["timing"] = short_timing(reps);
-  if (auto f = s_.ask(kept, deadline, answer, m_)) return f;
-  const double kept_ms = answer.at("timing").at("median_ms").get<double>();
+  if (auto f = median(std::move(kept), kept_ms)) return f;
   if (!(kept_ms < kStateGainLimit * reset_ms)) return std::nullopt;
   return Failure{EvalStatus::Stateful,
                  "ran " + number("%.1fx", reset_ms / std::max(kept_ms, 1e-9)) + " faster (" + number("%.4f ms", kept_ms) +

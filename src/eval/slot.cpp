@@ -308,7 +308,6 @@ void Slot::ensure_arena(uint64_t bytes) {
     r = api.cuMemAlloc(&arena_, want);
   }
   if (r == CUDA_ERROR_OUT_OF_MEMORY && want > bytes) {  // then no room to grow into
-    release_torch_cache();
     want = align_up(bytes, uint64_t{2} << 20);
     r = api.cuMemAlloc(&arena_, want);
   }

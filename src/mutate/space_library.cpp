@@ -418,10 +418,10 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
     if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return out;  // the kernel maps the output 1:1
   // cuDNN's 4-d tensor descriptors count elements in 32 bits: a tensor of 2^31 elements or more is
   // NOT_SUPPORTED (KernelBench's pointwise conv2d, 16 x 128 x 1024 x 1024); the conv family serves it.
-  if (m.conv)
-    for (size_t w = 0; w < tg.workloads(); ++w)
-      for (int v : {m.a, m.b, m.t})
-        if (tg.product_value(w, v, 0, 4) >= kCudnnMaxElements) return out;
+  const std::vector<int> cudnn_tensors = m.conv ? std::vector<int>{m.a, m.b, m.t} : std::vector<int>{};
+  for (size_t w = 0; w < tg.workloads(); ++w)
+    for (int v : cudnn_tensors)
+      if (tg.product_value(w, v, 0, 4) >= kCudnnMaxElements) return out;
   if (m.bias >= 0) {
     // The library's bias is one value per output column (matmul) or channel (conv): dim 1 of t.
     if (tg.rank(m.bias) != 1) return out;
@@ -509,18 +509,16 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
                      {"can_act", can_act},
                      {"lib_only", lib_only},
                      {"matmul", !m.conv}});
-  const int split = m.split, a = m.a, b = m.b, t = m.t;
-  const bool is_conv = m.conv;
+  const int split = m.split;
   out.push_back(std::make_unique<LibrarySpace>(tgp, std::move(m), std::move(facts)));
   out.back()->express("n", tg.product(o, 0, rank));
   out.back()->express("row", tg.product(o, split, rank));
   out.back()->express("rows", tg.product(o, 0, split));
   for (const char* flag : {"has_bias", "has_scale", "can_act", "lib_only", "matmul"})  // the mapping's, not the shape's
     out.back()->express(flag, std::to_string(out.back()->facts().front().at(flag)));
-  if (is_conv)
-    for (int v : {a, b, t})
-      out.back()->assume({tg.product(v, 0, 4), "<", std::to_string(kCudnnMaxElements),
-                          "cuDNN's tensor descriptors count elements in 32 bits"});
+  for (int v : cudnn_tensors)
+    out.back()->assume({tg.product(v, 0, 4), "<", std::to_string(kCudnnMaxElements),
+                        "cuDNN's tensor descriptors count elements in 32 bits"});
   return out;
 }
 
