@@ -1,5 +1,5 @@
 // kevo templates, common part: the grid shapes and load hints several families take, vector
-// loads and stores, warp and block reductions. Every rendered candidate starts with this file;
+// loads and stores, warp and block reductions, compensated sums. Every rendered candidate starts with this file;
 // NVRTC compiles it without any header.
 #pragma once
 
@@ -76,6 +76,16 @@ struct Min {
   static __device__ __forceinline__ float identity() { return __int_as_float(0x7f800000); }
   static __device__ __forceinline__ float combine(float a, float b) { return (a != a || a < b) ? a : b; }
 };
+
+// One add of Kahan's compensated sum (the true sum is about sum - carry): the rounding error of
+// each add is carried into the next term, so the sum is about as accurate as one add however many
+// terms there are. An infinite or NaN partial sum keeps no carry (inf - inf would make NaN of a
+// sum torch leaves infinite). t - t == 0 holds exactly for finite t (no fast-math here).
+__host__ __device__ __forceinline__ void kahan_add(float& sum, float& carry, float term) {
+  const float y = term - carry, t = sum + y;
+  carry = t - t == 0.f ? (t - sum) - y : 0.f;
+  sum = t;
+}
 
 template <typename Op>
 __device__ __forceinline__ float warp_reduce(float v) {

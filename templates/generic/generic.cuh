@@ -146,16 +146,6 @@ __device__ __forceinline__ Idx grid_stride_next(Idx at, Idx stride, Idx end) {
   return end - at > stride ? at + stride : end;
 }
 
-// One add of Kahan's compensated sum: the rounding error of each add is carried into the next
-// term, so the sum is about as accurate as one add however many terms there are. An infinite or
-// NaN partial sum keeps no carry (inf - inf would make NaN of a sum torch leaves infinite).
-// t - t == 0 holds exactly for finite t (no fast-math here).
-__host__ __device__ __forceinline__ void kahan_add(float& sum, float& carry, float term) {
-  const float y = term - carry, t = sum + y;
-  carry = t - t == 0.f ? (t - sum) - y : 0.f;
-  sum = t;
-}
-
 // Terms first, first + kLanes, ... below end of an output, compensated (first is the lane's
 // first term: its lane, or past the start of a split block's chunk).
 template <int kLanes, int kUnroll, typename Idx, typename Body>

@@ -82,7 +82,7 @@ __device__ __forceinline__ void normalize_channel_columns(const typename Norm::P
             for (int i = 0; i < kItems; ++i)
               if (r0 + i * kBlockY < end)
 #pragma unroll
-                for (int k = 0; k < kVec; ++k) acc[k] = WelfordAcc::merge(acc[k], {1.f, v[i][k], 0.f});
+                for (int k = 0; k < kVec; ++k) acc[k] = WelfordAcc::merge(acc[k], {1.f, v[i][k], 0.f, 0.f, 0.f});
           }
         },
         EvictConstant<Evict::Normal>{});
@@ -116,7 +116,7 @@ __device__ __forceinline__ void normalize_channel_columns(const typename Norm::P
     }
     typename Norm::Stats s[kVec];
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) s[k] = Norm::stats(p, acc[k].mean, acc[k].m2 / rows, c + k);
+    for (int k = 0; k < kVec; ++k) s[k] = Norm::stats(p, acc[k].average(), acc[k].deviations() / rows, c + k);
     visit(
         [&](const float (&v)[kItems][kVec], int r0) {
 #pragma unroll

@@ -39,9 +39,9 @@ __device__ __forceinline__ void normalize_columns(const typename Norm::Params& p
     const bool live = c < inner;  // inner % kVec == 0: a vector is wholly in or out
     const long long at = (t / col_tiles) * reduce * inner + c;  // element (o, 0, c); (o, r, c) is at + r * inner
     float regs[kCache == Cache::Registers ? kItems : 1][kVec];
-    float sum[kVec];
+    float sum[kVec], carry[kVec];  // compensated: sum - carry (kahan_add)
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) sum[k] = 0.f;
+    for (int k = 0; k < kVec; ++k) sum[k] = 0.f, carry[k] = 0.f;
 
     // Pass 1: the sums of term(x).
     if constexpr (kCache == Cache::Registers) {  // the manifest guarantees reduce <= kBlockY * kItems
@@ -55,7 +55,7 @@ __device__ __forceinline__ void normalize_columns(const typename Norm::Params& p
         const int r = ty + i * kBlockY;
         if (live && r < reduce) {
 #pragma unroll
-          for (int k = 0; k < kVec; ++k) sum[k] += Norm::term(regs[i][k]);
+          for (int k = 0; k < kVec; ++k) kahan_add(sum[k], carry[k], Norm::term(regs[i][k]));
         }
       }
     } else {
@@ -72,11 +72,14 @@ __device__ __forceinline__ void normalize_columns(const typename Norm::Params& p
           if (live && r < reduce) {
             if constexpr (kCache == Cache::Shared) store_vec<kVec>(cache + r * kWidth + tx * kVec, v[i]);
 #pragma unroll
-            for (int k = 0; k < kVec; ++k) sum[k] += Norm::term(v[i][k]);
+            for (int k = 0; k < kVec; ++k) kahan_add(sum[k], carry[k], Norm::term(v[i][k]));
           }
         }
       }
     }
+
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) sum[k] -= carry[k];
 
     // The kBlockY partial sums of each column, added in order of ty.
     if constexpr (kBlockY > 1) {

@@ -153,15 +153,14 @@ __device__ __forceinline__ SoftmaxStats softmax_stats(Part& part, Reducer& red) 
     SumAcc s = SumAcc::identity();
     part.template pass<false>([&](const auto& v, int) {
 #pragma unroll
-      for (int k = 0; k < Part::kVector; ++k) s.sum += expf(v[k] - m.max);
+      for (int k = 0; k < Part::kVector; ++k) s.add(expf(v[k] - m.max));
     });
-    s = red.merge(s);
-    return {m.max, s.sum};
+    return {m.max, red.merge(s).total()};
   } else {
     SoftmaxAcc a = SoftmaxAcc::identity();
     part.template pass<true>([&](const auto& v, int) { a.push(v); });
     a = red.merge(a);
-    return {a.max, a.sum};
+    return {a.max, a.total()};
   }
 }
 
@@ -174,18 +173,18 @@ __device__ __forceinline__ MeanVar mean_var(Part& part, Reducer& red, int n) {
   if constexpr (kAlgo == StatsAlgo::TwoPass) {
     SumAcc s = SumAcc::identity();
     part.template pass<true>([&](const auto& v, int) { s.push(v); });
-    const float mean = red.merge(s).sum / n;
+    const float mean = red.merge(s).total() / n;
     SumAcc q = SumAcc::identity();
     part.template pass<false>([&](const auto& v, int) {
 #pragma unroll
-      for (int k = 0; k < Part::kVector; ++k) q.sum += (v[k] - mean) * (v[k] - mean);
+      for (int k = 0; k < Part::kVector; ++k) q.add((v[k] - mean) * (v[k] - mean));
     });
-    return {mean, red.merge(q).sum / n};
+    return {mean, red.merge(q).total() / n};
   } else {
     WelfordAcc a = WelfordAcc::identity();
     part.template pass<true>([&](const auto& v, int) { a.push(v); });
     a = red.merge(a);
-    return {a.mean, a.m2 / n};
+    return {a.average(), a.deviations() / n};
   }
 }
 
@@ -195,9 +194,9 @@ __device__ __forceinline__ float row_sum(Part& part, Reducer& red, Term term) {
   SumAcc s = SumAcc::identity();
   part.template pass<true>([&](const auto& v, int) {
 #pragma unroll
-    for (int k = 0; k < Part::kVector; ++k) s.sum += term(v[k]);
+    for (int k = 0; k < Part::kVector; ++k) s.add(term(v[k]));
   });
-  return red.merge(s).sum;
+  return red.merge(s).total();
 }
 
 // ---------------------------------------------------------------------------------------------

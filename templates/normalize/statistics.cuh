@@ -1,99 +1,13 @@
-// kevo template family "normalize", statistics: running statistics (max, sum, online softmax,
-// Welford) and their merges across the threads that share a row, the CTAs of a cluster
-// (RowReducer) and the CTAs of a row split through global memory (SplitStore, SplitLoad).
+// kevo template family "normalize", statistics: the merges of running statistics
+// (accumulators.cuh) across the threads that share a row, the CTAs of a cluster (RowReducer) and
+// the CTAs of a row split through global memory (SplitStore, SplitLoad).
 #pragma once
 
 #include "../common.cuh"
+#include "accumulators.cuh"
 #include "memory.cuh"
 
 namespace kevo {
-
-// TwoPass: one pass per statistic (max then sum of exp; mean then variance); SinglePass: all
-// statistics in one read (online softmax, Welford).
-enum class StatsAlgo { TwoPass = 0, SinglePass = 1 };
-
-// ---------------------------------------------------------------------------------------------
-// Running statistics. Each has identity(), push(v) for a vector of elements, merge(a, b), and
-// packs into a float4 to travel through shared memory.
-
-__device__ __forceinline__ float neg_inf() { return -__int_as_float(0x7f800000); }
-
-struct MaxAcc {
-  float max;
-  static __device__ __forceinline__ MaxAcc identity() { return {neg_inf()}; }
-  template <int kVec>
-  __device__ __forceinline__ void push(const float (&v)[kVec]) {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) max = Max::combine(max, v[k]);
-  }
-  static __device__ __forceinline__ MaxAcc merge(MaxAcc a, MaxAcc b) { return {Max::combine(a.max, b.max)}; }
-  __device__ __forceinline__ float4 pack() const { return make_float4(max, 0.f, 0.f, 0.f); }
-  static __device__ __forceinline__ MaxAcc unpack(float4 t) { return {t.x}; }
-};
-
-struct SumAcc {
-  float sum;
-  static __device__ __forceinline__ SumAcc identity() { return {0.f}; }
-  template <int kVec>
-  __device__ __forceinline__ void push(const float (&v)[kVec]) {
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) sum += v[k];
-  }
-  static __device__ __forceinline__ SumAcc merge(SumAcc a, SumAcc b) { return {a.sum + b.sum}; }
-  __device__ __forceinline__ float4 pack() const { return make_float4(sum, 0.f, 0.f, 0.f); }
-  static __device__ __forceinline__ SumAcc unpack(float4 t) { return {t.x}; }
-};
-
-// Online softmax (Milakov & Gimelshein, 2018): the maximum so far and the sum of exp(v - max).
-// Exponents are taken against max, or 0 while max is -inf, so -inf elements add 0 (not NaN).
-struct SoftmaxAcc {
-  float max, sum;
-  static __device__ __forceinline__ float shift(float m) { return m == neg_inf() ? 0.f : m; }
-  static __device__ __forceinline__ SoftmaxAcc identity() { return {neg_inf(), 0.f}; }
-  template <int kVec>
-  __device__ __forceinline__ void push(const float (&v)[kVec]) {
-    float m = max;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) m = Max::combine(m, v[k]);
-    const float s = shift(m);
-    float total = sum * expf(max - s);  // rescale the old sum to the new maximum
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) total += expf(v[k] - s);
-    max = m, sum = total;
-  }
-  static __device__ __forceinline__ SoftmaxAcc merge(SoftmaxAcc a, SoftmaxAcc b) {
-    const float m = Max::combine(a.max, b.max), s = shift(m);
-    return {m, a.sum * expf(a.max - s) + b.sum * expf(b.max - s)};
-  }
-  __device__ __forceinline__ float4 pack() const { return make_float4(max, sum, 0.f, 0.f); }
-  static __device__ __forceinline__ SoftmaxAcc unpack(float4 t) { return {t.x, t.y}; }
-};
-
-// Welford's count, mean and sum of squared deviations; vectors and partial results combine with
-// Chan's formula, which stays accurate for long rows whose mean is far from zero.
-struct WelfordAcc {
-  float count, mean, m2;
-  static __device__ __forceinline__ WelfordAcc identity() { return {0.f, 0.f, 0.f}; }
-  template <int kVec>
-  __device__ __forceinline__ void push(const float (&v)[kVec]) {
-    float vmean = 0.f;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) vmean += v[k];
-    vmean *= 1.f / kVec;
-    float vm2 = 0.f;
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) vm2 += (v[k] - vmean) * (v[k] - vmean);
-    *this = merge(*this, {static_cast<float>(kVec), vmean, vm2});
-  }
-  static __device__ __forceinline__ WelfordAcc merge(WelfordAcc a, WelfordAcc b) {
-    if (b.count == 0.f) return a;
-    if (a.count == 0.f) return b;
-    const float count = a.count + b.count, delta = b.mean - a.mean, f = b.count / count;
-    return {count, a.mean + delta * f, a.m2 + b.m2 + delta * delta * a.count * f};
-  }
-  __device__ __forceinline__ float4 pack() const { return make_float4(count, mean, m2, 0.f); }
-  static __device__ __forceinline__ WelfordAcc unpack(float4 t) { return {t.x, t.y, t.z}; }
-};
 
 template <class Acc>
 __device__ __forceinline__ Acc shfl(Acc a, int lane) {

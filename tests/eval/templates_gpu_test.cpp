@@ -75,6 +75,14 @@ const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corner
          {"kWarpsN", 2}, {"kStages", 4}, {"kWeightCopy", 16}},
         {{"kLayout", 0}, {"kOffsets", 0}, {"kEpilogue", 0}, {"kBM", 64}, {"kBN", 32}, {"kBK", 16}, {"kWarpsM", 1},
          {"kWarpsN", 1}, {"kStages", 2}, {"kWeightCopy", 4}}}},
+      // The normalize family's fewest threads per channel, one CTA each (no split, no cluster),
+      // two-pass and Welford: each thread folds a long run of the channel alone, where an
+      // uncompensated fp32 sum drifts (tests/data/tasks/batch_norm_offset.json: 2^20 terms a
+      // channel, mean 30.5, std 0.29).
+      {"normalize_channels",
+       {{{"kThreads", 32}, {"kRows", 1}, {"kCluster", 1}, {"kSplit", 1}, {"kVec", 1}, {"kItems", 1}, {"kAlgo", 0}},
+        {{"kThreads", 32}, {"kRows", 1}, {"kCluster", 1}, {"kSplit", 1}, {"kVec", 1}, {"kItems", 1}, {"kAlgo", 1}}}},
+      {"normalize_channel_columns", {{{"kBlockX", 32}, {"kBlockY", 1}, {"kSplit", 1}, {"kItems", 1}}}},
   };
   return all;
 }

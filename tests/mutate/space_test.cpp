@@ -95,11 +95,12 @@ TEST_P(TaskSpaces, HaveASpaceWhoseSampledGenomesRenderValidPlansAndCompileForHop
 INSTANTIATE_TEST_SUITE_P(Tasks, TaskSpaces, ::testing::ValuesIn(task_files()),
                          [](const auto& info) { return stem(info.param); });
 
-// Batch norm in its three shapes lowers onto the normalize family's channel kernels.
+// Batch norm in its three shapes (and over long, offset channels) lowers onto the normalize family's channel kernels.
 TEST(Spaces, BatchNormLowersOntoTheChannelKernels) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"batch_norm.json", "normalize_channels/batch_norm"},
       {"batch_norm_1d.json", "normalize_channels/batch_norm"},
+      {"batch_norm_offset.json", "normalize_channels/batch_norm"},
       {"batch_norm_2d.json", "normalize_channel_columns/batch_norm"}};
   for (const auto& [file, id] : cases) {
     Task task = load_task(kRoot + "tests/data/tasks/" + file);
