@@ -75,9 +75,9 @@ uint64_t fnv1a(const std::string& s) {
 
 TEST(SplitSpaces, TheGemmSplitRendersAsBeforeTheConvSplit) {
   const std::map<std::string, uint64_t> want = {
-      {"tests/data/tasks/linear_softmax.json", 17669807188380761640ull},
-      {"tests/data/tasks/linear_layer_norm.json", 9764981833048707916ull},
-      {"tests/data/tasks/linear_logsumexp.json", 372587929744069251ull}};
+      {"tests/data/tasks/linear_softmax.json", 11249521375496806587ull},
+      {"tests/data/tasks/linear_layer_norm.json", 16100855600410491147ull},
+      {"tests/data/tasks/linear_logsumexp.json", 3729864526398279913ull}};
   for (const auto& [file, hash] : want) {
     Task task = load_task(kRoot + file);
     uint64_t h = 0;
@@ -193,6 +193,20 @@ TEST(SplitSpaces, ANormAfterTheGemmAsksTheGemmForMoreAccuracy) {
   EXPECT_EQ(precisions_drawn(*split_space(norm, "sm_90a")), std::set<int64_t>{4}) << "promoted 3xTF32 only before a layer norm";
   norm.tolerance = {1e-2, 1e-2};
   EXPECT_EQ(precisions_drawn(*split_space(norm, "sm_90a")).count(3), 1u) << "3xbf16 before a layer norm at 1e-2";
+}
+
+// A sum over N after the GEMM adds N of its rounding errors into outputs the tolerance may judge by
+// atol alone (a sum near zero): on an H100, 3xbf16 products summed over N = 8192 came out 5x the
+// tolerance at 1e-4 (KernelBench level 2 #18). The GEMM's precision is admitted against
+// rtol / sqrt(N): at N = 4096 and 1e-4 neither 3xbf16 nor plain TF32 nor 3xTF32 chained on the
+// tensor cores, only the promoted form; at 1e-2 3xbf16 again.
+TEST(SplitSpaces, ASumAfterTheGemmAsksTheGemmForAccuracyThatGrowsWithTheTermsSummed) {
+  Task sum = load_task(kRoot + "tests/data/tasks/linear_sum.json");
+  auto s = split_space(sum, "sm_90a");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(precisions_drawn(*s), std::set<int64_t>{4}) << "promoted 3xTF32 only before a sum over 4096 at 1e-4";
+  sum.tolerance = {1e-2, 1e-2};
+  EXPECT_EQ(precisions_drawn(*split_space(sum, "sm_90a")).count(3), 1u) << "3xbf16 before the sum at 1e-2";
 }
 
 // A split space's legal genomes are a small share of its domain (each part's share, multiplied):
