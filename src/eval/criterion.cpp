@@ -7,16 +7,36 @@
 
 namespace kevo::eval {
 
+namespace {
+
+constexpr int64_t kChunk = int64_t{1} << 27;  // elements per float64 temporary (1 GiB)
+
+double chunked_mean(const torch::Tensor& t, bool absolute) {
+  const torch::Tensor flat = t.reshape(-1);
+  const int64_t n = flat.numel();
+  double sum = 0;
+  for (int64_t s = 0; s < n; s += kChunk) {
+    torch::Tensor c = flat.slice(0, s, std::min(n, s + kChunk)).to(torch::kFloat64);
+    sum += (absolute ? c.abs() : c).sum().item<double>();
+  }
+  return n ? sum / static_cast<double>(n) : std::nan("");
+}
+
+}  // namespace
+
+double mean_of(const torch::Tensor& t) { return chunked_mean(t, false); }
+double mean_abs_of(const torch::Tensor& t) { return chunked_mean(t, true); }
+
 double Criterion::atol_for(const torch::Tensor& ref) const {
   if (!scaled || !ref.is_floating_point() || ref.numel() == 0) return tolerance.atol;
-  const double magnitude = ref.to(torch::kFloat64).abs().mean().item<double>();
+  const double magnitude = mean_abs_of(ref);
   return std::min(tolerance.atol, tolerance.rtol * magnitude);
 }
 
 ValueCheck check_values(const torch::Tensor& out_any, const torch::Tensor& ref_any, const Criterion& crit) {
   ValueCheck c;
   const torch::Tensor out = out_any.reshape(-1), r = ref_any.reshape(-1);
-  const int64_t n = r.numel(), chunk = int64_t{1} << 27;
+  const int64_t n = r.numel(), chunk = kChunk;
   const bool is_float = r.is_floating_point();
   const auto compute = r.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
   const double big = std::numeric_limits<double>::max();

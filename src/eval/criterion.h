@@ -31,6 +31,12 @@ struct ValueCheck {
   double atol = 0;         // the atol the check used
 };
 
+// The mean of t's elements (of their absolute values), summed in float64 a chunk at a time: no
+// float64 copy of a tensor that may be a large part of the GPU's memory (KernelBench's Frobenius
+// norm has a 7 GiB output; its float64 copy ran an 80 GB H100 out of memory).
+double mean_of(const torch::Tensor& t);
+double mean_abs_of(const torch::Tensor& t);
+
 // `out` and `ref` of the same number of elements (any shapes, any device), in chunks that keep
 // the temporaries small.
 ValueCheck check_values(const torch::Tensor& out, const torch::Tensor& ref, const Criterion& c);

@@ -29,6 +29,7 @@ struct OutputVerdict {
   std::string output;
   std::vector<std::string> plain_accepts;  // what the contract's tolerance accepts ("zeros", ...)
   bool scaled = false;                     // checked with atol scaled to the outputs
+  bool noise = false;                      // the outputs are the reference's own rounding noise: the contract's atol
   double scaled_atol = 0;                  // on the declared draw
   std::vector<std::string> still_accepts;  // what even the scaled check accepts: no check can be built
   bool declared_draws_agree = false;       // another declared draw's outputs pass (only perturbed trials tell)
@@ -39,6 +40,7 @@ struct Discrimination {
   std::vector<OutputVerdict> outputs;
   std::string perturbation;  // what the perturbed draw analysed did to the inputs
   bool ok() const;
+  bool any_scaled() const;
   // One line when !ok: "output y: even atol 1e-12 accepts zeros: no check can tell ...".
   std::string error() const;
   // The criterion each output is checked with, in contract order.
@@ -48,8 +50,12 @@ struct Discrimination {
 };
 
 // `declared`, `declared2`: two draws of the contract's distributions; `perturbed`, `perturbed2`:
-// two perturbed draws; all of one workload.
+// two perturbed draws; all of one workload. `exact`, where given: `declared`'s inputs run in
+// float64. An output whose reference misses that by more than the scaled atol is rounding noise
+// around an exact result near zero (the mean of a normalised tensor): no kernel could meet the
+// scaled check, zeros are right to within what the dtype resolves, and it keeps the contract's
+// tolerance (OutputVerdict::noise); the perturbed draws, where its outputs move, still tell.
 Discrimination discriminate(const Task& task, const Draw& declared, const Draw& declared2, const Draw& perturbed,
-                            const Draw& perturbed2);
+                            const Draw& perturbed2, const Draw* exact = nullptr);
 
 }  // namespace kevo::eval

@@ -1,6 +1,8 @@
 // Drawing inputs (declared or perturbed) and running the reference on them.
 #include "eval/draws.h"
 
+#include <optional>
+
 #include "eval/inputs.h"
 #include "eval/torch_graph.h"
 
@@ -33,6 +35,21 @@ ReferenceDraw draw_with_reference(const Task& task, const Graph& graph, const Wo
   }
 }
 
+std::optional<Draw> exact_draw(const Task& task, const Graph& graph, const Workload& w, uint64_t seed,
+                               torch::Device device) {
+  Graph wide = graph;  // every floating value in float64
+  for (ValueInfo& v : wide.values)
+    if (is_floating(v.dtype)) v.dtype = DType::Float64;
+  try {
+    std::vector<torch::Tensor> inputs = make_inputs(task, w, seed, device);
+    for (torch::Tensor& t : inputs)
+      if (t.is_floating_point()) t = t.to(torch::kFloat64);
+    return Draw{run_graph(wide, inputs)};
+  } catch (const std::exception&) {
+    return std::nullopt;  // an op that insists on its dtype, or not the memory for float64: no verdict
+  }
+}
+
 Discrimination discriminate_on(const Task& task, const Graph& graph, const Workload& w, const DiscriminationSeeds& s,
                                torch::Device device) {
   auto outputs_of = [&](uint64_t seed, bool perturbed, Perturbation* used = nullptr) {
@@ -44,6 +61,9 @@ Discrimination discriminate_on(const Task& task, const Graph& graph, const Workl
   Perturbation used;
   const Draw p1 = outputs_of(s.perturbed, true, &used), p2 = outputs_of(s.perturbed2, true);
   Discrimination d = discriminate(task, d0, d1, p1, p2);
+  if (d.any_scaled())  // are the outputs the scaled check needs resolvable at all?
+    if (const std::optional<Draw> exact = exact_draw(task, graph, w, s.declared, device))
+      d = discriminate(task, d0, d1, p1, p2, &*exact);
   d.perturbation = used.describe();
   return d;
 }

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/graph.h"
@@ -31,7 +32,13 @@ struct DiscriminationSeeds {
   uint64_t declared, declared2, perturbed, perturbed2;
 };
 
-// Runs the analysis on the four draws on `device`.
+// The declared draw of `seed` with its floating inputs widened to float64 and the reference run on
+// them, or nothing where it cannot run so (an op that insists on its dtype, the memory).
+std::optional<Draw> exact_draw(const Task& task, const Graph& graph, const Workload& w, uint64_t seed,
+                               torch::Device device);
+
+// Runs the analysis on the four draws on `device` (and, where an output would be checked with a
+// scaled atol, on the first declared draw in float64: discriminate()'s `exact`).
 Discrimination discriminate_on(const Task& task, const Graph& graph, const Workload& w, const DiscriminationSeeds& s,
                                torch::Device device);
 

@@ -6,6 +6,7 @@
 #include <torch/version.h>
 
 #include "core/rng.h"
+#include "eval/criterion.h"
 #include "eval/draws.h"
 #include "eval/inputs.h"
 #include "eval/torch_graph.h"
@@ -25,12 +26,8 @@ ReferenceRun run_reference_on_cpu(const Task& task, const Workload& w, uint64_t 
     s.name = task.outputs[i].name;
     s.dtype = from_torch(t.scalar_type());
     s.shape = Shape(t.sizes().begin(), t.sizes().end());
-    if (t.is_floating_point()) {
-      s.non_finite = (~torch::isfinite(t)).sum().item<int64_t>();
-      s.mean_abs = t.to(torch::kFloat64).abs().mean().item<double>();
-    } else {
-      s.mean_abs = t.to(torch::kFloat64).abs().mean().item<double>();
-    }
+    if (t.is_floating_point()) s.non_finite = (~torch::isfinite(t)).sum().item<int64_t>();
+    s.mean_abs = mean_abs_of(t);
     run.outputs.push_back(std::move(s));
   }
   return run;

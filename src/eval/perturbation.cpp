@@ -81,7 +81,11 @@ void perturb(const Task& task, const Perturbation& p, uint64_t seed, std::vector
     auto it = std::find_if(p.inputs.begin(), p.inputs.end(), [&](const InputPerturbation& q) { return q.input == decl.name; });
     if (it == p.inputs.end()) continue;
     torch::Tensor& x = inputs[i];
-    torch::Tensor v = x.to(torch::kFloat32) * it->scale + it->shift;
+    // In place on the fresh draw (a float32 input is its own float32 view): no temporaries the size
+    // of an input, which may be 16 GiB (KernelBench's avg_pool2d; `x * scale + shift` held three
+    // such tensors at once and ran an 80 GB H100 out of memory). The same two roundings as before.
+    torch::Tensor v = x.to(torch::kFloat32);
+    v.mul_(it->scale).add_(it->shift);
     const int64_t n = v.numel();
     if (it->outliers > 0 && n >= kMinElementsForOutliers) {
       const int64_t count = std::max<int64_t>(1, static_cast<int64_t>(std::llround(it->outliers * static_cast<double>(n))));
@@ -94,8 +98,8 @@ void perturb(const Task& task, const Perturbation& p, uint64_t seed, std::vector
       torch::Tensor flat = v.view({-1});
       flat.index_put_({where}, flat.index_select(0, where) * it->outlier_factor);
     }
-    if (decl.domain.min) v = v.clamp_min(*decl.domain.min);
-    if (decl.domain.max) v = v.clamp_max(*decl.domain.max);
+    if (decl.domain.min) v.clamp_min_(*decl.domain.min);
+    if (decl.domain.max) v.clamp_max_(*decl.domain.max);
     x = v.to(x.scalar_type());
   }
 }

@@ -93,6 +93,49 @@ TEST(Discrimination, ALossOverALargeInputIsCaughtByThePerturbedTrials) {
   EXPECT_TRUE(passes(torch::mean((moved.inputs[0] - moved.inputs[1]).pow(2)), moved.outputs[0], c));
 }
 
+TEST(Discrimination, OutputsThatAreTheReferencesRoundingNoiseKeepTheContractsTolerance) {
+  // The mean of centred rows, scaled by w (ones) and shifted by b (zeros): exactly 0 on the
+  // declared inputs, so the float32 reference is rounding noise (about 1e-8) that atol 1e-4
+  // accepts zeros against, and no kernel meets atol scaled to it (KernelBench level 2 #23, the
+  // mean of a group norm, failed every candidate so). On perturbed inputs b moves the outputs.
+  const std::string text = R"({"name": "t", "axes": {"M": {"type": "var"}, "N": {"type": "var"}},
+    "inputs": {"x": {"shape": ["M", "N"], "dtype": "float32"},
+               "w": {"shape": ["N"], "dtype": "float32", "init": {"dist": "ones"}},
+               "b": {"shape": ["N"], "dtype": "float32", "init": {"dist": "zeros"}}},
+    "outputs": {"y": {"shape": ["M"], "dtype": "float32"}},
+    "reference": "import torch\ndef run(x, w, b):\n    return torch.mean((x - torch.mean(x, 1, keepdim=True)) * w + b, 1)\n",
+    "workloads": [{"M": 64, "N": 4096}], "tolerance": {"atol": 0.0001, "rtol": 0.0001}})";
+  const Task t = parse_task(text, "noise.json");
+  const Discrimination d = analyse(t);
+  ASSERT_EQ(d.outputs.size(), 1u);
+  const OutputVerdict& v = d.outputs[0];
+  EXPECT_TRUE(d.ok()) << d.error();
+  ASSERT_FALSE(v.plain_accepts.empty());
+  EXPECT_EQ(v.plain_accepts.front(), "zeros");
+  EXPECT_TRUE(v.noise);
+  EXPECT_FALSE(v.scaled);
+  const Criterion c = d.criteria(t.tolerance)[0];
+  EXPECT_FALSE(c.scaled);
+  // A float32 kernel summing in another order passes; zeros still fail where b moved the outputs.
+  const Workload& w = t.workloads.front();
+  const ReferenceDraw declared = draw_with_reference(t, t.graph(w), w, 5, false, torch::kCPU);
+  const torch::Tensor& x = declared.inputs[0];
+  const torch::Tensor other = (x - x.sum(1, true) / x.size(1)).flip(1).cumsum(1).select(1, x.size(1) - 1) / x.size(1);
+  EXPECT_TRUE(passes(other, declared.outputs[0], c));
+  EXPECT_FALSE(passes(other, declared.outputs[0], {t.tolerance, true})) << "the scaled check no kernel meets";
+  const ReferenceDraw moved = draw_with_reference(t, t.graph(w), w, 6, true, torch::kCPU);
+  EXPECT_FALSE(passes(torch::zeros_like(moved.outputs[0]), moved.outputs[0], c)) << moved.perturbation.describe();
+  const std::vector<std::string> lines = d.report(t.tolerance);
+  EXPECT_NE(lines[0].find("rounding noise"), std::string::npos) << lines[0];
+}
+
+TEST(Discrimination, SmallButResolvedOutputsKeepTheScaledCheck) {
+  // Softmax's outputs are below atol but far above float32's rounding: not noise, still scaled.
+  const Discrimination d = analyse(load_task(kRoot + "tasks/03_softmax.json"));
+  EXPECT_TRUE(d.outputs[0].scaled);
+  EXPECT_FALSE(d.outputs[0].noise);
+}
+
 TEST(Discrimination, ReluNeedsNothing) {
   const Discrimination d = analyse(load_task(kRoot + "tasks/01_relu.json"));
   EXPECT_TRUE(d.ok());
