@@ -85,20 +85,28 @@ TEST(Campaign, SameSeedAndSameEvaluatorGiveTheSameCampaign) {
 }
 
 // The synthetic landscape behind the pipelined interface, as the GPU evaluators are: a batch is
-// held from submit() until collected, and the most ever held at once is counted.
+// held from submit() until collected (a part at a time), and the most ever held at once is counted.
 class PipelinedEvaluator : public testing::SyntheticEvaluator {
  public:
   void submit(std::vector<EvalRequest> batch) override {
-    held.push_back(std::move(batch));
+    held.push_back(batch.size());
     most_held = std::max(most_held, held.size());
+    SyntheticEvaluator::submit(std::move(batch));
   }
-  std::vector<store::MeasurementRecord> collect() override {
-    std::vector<EvalRequest> b = std::move(held.front());
-    held.pop_front();
-    return measure(b);
+  std::vector<store::MeasurementRecord> collect(size_t n) override {
+    std::vector<store::MeasurementRecord> out;
+    try {
+      out = SyntheticEvaluator::collect(n);
+    } catch (...) {
+      held.pop_front();  // a collect that throws takes its batch
+      throw;
+    }
+    taken += out.size();
+    if (taken == held.front()) held.pop_front(), taken = 0;
+    return out;
   }
-  std::deque<std::vector<EvalRequest>> held;
-  size_t most_held = 0;
+  std::deque<size_t> held;  // the batches' sizes
+  size_t taken = 0, most_held = 0;
 };
 
 TEST(Campaign, HandsTheNextGenerationOverBeforeCollectingOneAndSearchesAsIfEachWereMeasuredInTurn) {
