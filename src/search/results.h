@@ -2,6 +2,7 @@
 // the figures of `kevo report`. Shared by `kevo export` and `kevo report`.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,16 @@ struct BestVariant {
 
 // The run's last completed generation; null when it has none.
 const store::GenerationRecord* last_generation(const store::CampaignContents& c, int32_t run);
+
+// What a run measured after its last completed generation: the parts of the next generation that a
+// campaign of several runs commits as each is measured (it is running, or was stopped mid-generation).
+struct PartialGeneration {
+  int32_t generation = -1;
+  int64_t evaluations = 0, unmeasured = 0;
+  double best = 0;  // best fitness among them (0: none correct)
+};
+// Per run with such measurements (a file read with its search tables).
+std::map<int32_t, PartialGeneration> partial_generations(const store::CampaignContents& c);
 
 // Per task of the file (in the file's order), the fittest correct variant over all its runs;
 // tasks without one are left out. Throws InputError when a best variant's source is neither in the
