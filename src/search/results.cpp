@@ -2,14 +2,19 @@
 #include "search/results.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/candidate.h"
 #include "core/error.h"
 #include "core/fitness.h"
+#include "eval/runner.h"
 #include "mutate/manifest.h"
 #include "mutate/mutation.h"
 #include "mutate/space.h"
@@ -333,6 +338,43 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
     d.tasks.push_back(std::move(s));
   }
   return d;
+}
+
+int join_torch_baseline(store::ReportData& d, const std::string& baseline) {
+  std::string gpu;
+  {
+    std::ifstream f(baseline, std::ios::binary);
+    const nlohmann::json root = nlohmann::json::parse(f, nullptr, false);
+    if (root.is_object() && root.contains("gpu") && root.at("gpu").is_string()) gpu = root.at("gpu").get<std::string>();
+  }
+  int joined = 0;
+  for (store::TaskSummary& t : d.tasks) {
+    if (t.workloads.empty()) continue;
+    const std::map<int, double> compile = eval::torch_compile_medians(baseline, t.task);  // throws for a bad file
+    bool added = false;
+    for (store::WorkloadRow& w : t.workloads) {
+      if (w.compile_ms > 0) continue;
+      auto it = compile.find(w.workload);
+      if (it == compile.end() || !(it->second > 0)) continue;
+      w.compile_ms = it->second;
+      added = true;
+    }
+    if (!added) continue;
+    ++joined;
+    if (t.best_vs_compile > 0) continue;
+    double log_sum = 0;
+    int timed = 0, with_compile = 0;
+    for (const store::WorkloadRow& w : t.workloads) {
+      if (!w.timed || !(w.best_ms > 0)) continue;
+      ++timed;
+      if (w.compile_ms > 0) log_sum += std::log(w.compile_ms / w.best_ms), ++with_compile;
+    }
+    if (with_compile > 0 && with_compile == timed) t.best_vs_compile = std::exp(log_sum / with_compile);
+  }
+  d.notes.push_back("torch.compile figures joined at report time from " + baseline +
+                    (gpu.empty() ? std::string() : " (measured on " + gpu + ")") + " for " + std::to_string(joined) +
+                    " task" + (joined == 1 ? "" : "s") + " whose best variant had none");
+  return joined;
 }
 
 }  // namespace kevo::search

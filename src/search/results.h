@@ -58,4 +58,13 @@ std::vector<BestVariant> best_per_workload(const store::CampaignContents& c, con
 // summary and the best variant's per-workload times against eager, torch.compile and the floor.
 store::ReportData report_data(const store::CampaignContents& c, const std::string& file);
 
+// torch.compile figures of a tools/torch_baseline.py report (`baseline`), joined at report time (a
+// baseline finished after the campaign measured its tasks): each task's best variant's workloads
+// without a torch.compile time get the baseline's, and where that gives every timed workload one,
+// the task's best over torch.compile is computed as the evaluator computes it (the geometric mean
+// of torch.compile / best over the timed workloads). Figures the campaign measured stay. Adds a
+// note naming the file, its GPU and the tasks joined; returns how many were. Throws InputError for
+// a file that is not such a report.
+int join_torch_baseline(store::ReportData& d, const std::string& baseline);
+
 }  // namespace kevo::search
