@@ -270,6 +270,78 @@ def test_report_schema():
     check("table line is one line naming both modes", "\n" not in line and "eager" in line and "mismatch" in line)
 
 
+def test_continue_report():
+    """A run cut short (a deadline) keeps the workloads it wrote; the next run with the same --out measures
+    only the missing ones, and refuses a report measured otherwise."""
+    relu = tb.load_contract(os.path.join(REPO, "tasks", "01_relu.json"))
+    softmax = tb.load_contract(os.path.join(REPO, "tasks", "03_softmax.json"))
+    opts = tb.RunOptions()
+    fresh = lambda gpu="Fake GPU": tb.new_report(gpu, "2.0", "12.1", opts, 1 << 20)
+    timing = {"status": "ok", "median_ms": 0.5, "p20_ms": 0.4, "p80_ms": 0.6, "min_ms": 0.3, "n": 20}
+    asked = []
+
+    def fake(contract, i):
+        asked.append((contract.name, i))
+        return {"index": i, "axes": contract.axis_values(i), "bytes_moved": contract.bytes_moved(i),
+                "eager": dict(timing), "compile": dict(timing)}
+
+    class Deadline(Exception):
+        pass
+
+    def cut_after(n):
+        def measure(contract, i):
+            if len(asked) == n:
+                raise Deadline()
+            return fake(contract, i)
+        return measure
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "baseline.json")
+        check("no report yet: a fresh one", tb.continue_report(out, fresh()) == fresh())
+        try:
+            tb.run_contracts([relu, softmax], "all", fresh(), out, cut_after(3), opts.modes)
+            check("the deadline came", False)
+        except Deadline:
+            pass
+        with open(out) as f:
+            cut = json.load(f)
+        check("a run cut short keeps the workloads it measured",
+              [(t["name"], [w["index"] for w in t["workloads"]]) for t in cut["tasks"]] == [("relu", [0, 1]), ("softmax", [0])])
+        check("no temporary file left", os.listdir(tmp) == ["baseline.json"])
+        asked.clear()
+        report = tb.continue_report(out, fresh())
+        failed = tb.run_contracts([relu, softmax], "all", report, out, fake, opts.modes)
+        check("continued: only the missing workloads measured", asked == [("softmax", 1)] and not failed)
+        with open(out) as f:
+            done = json.load(f)
+        check("continued: every workload, in order, the kept ones unchanged",
+              [(t["name"], [w["index"] for w in t["workloads"]]) for t in done["tasks"]] == [("relu", [0, 1]), ("softmax", [0, 1])]
+              and done["tasks"][0] == cut["tasks"][0])
+        asked.clear()
+        tb.run_contracts([relu, softmax], "all", tb.continue_report(out, fresh()), out, fake, opts.modes)
+        check("complete: nothing measured again", asked == [])
+        # A workload the contract no longer has, or one cut short (a mode missing), is measured again.
+        done["tasks"][1]["workloads"][1]["axes"] = {"B": 1}
+        del done["tasks"][0]["workloads"][0]["compile"]
+        tb.write_report(done, out)
+        asked.clear()
+        tb.run_contracts([relu, softmax], "all", tb.continue_report(out, fresh()), out, fake, opts.modes)
+        check("changed or incomplete workloads measured again", asked == [("relu", 0), ("softmax", 1)])
+        for bad, why in [(fresh("Other GPU"), "gpu"), (tb.new_report("Fake GPU", "2.0", "12.1", tb.RunOptions(seed=1), 1 << 20), "seed")]:
+            try:
+                tb.continue_report(out, bad)
+                check(f"a report of another {why} is refused", False)
+            except tb.ContractError as e:
+                check(f"a report of another {why} is refused, in one line", f"measured with {why}" in str(e) and "\n" not in str(e))
+        with open(out, "w") as f:
+            f.write("{ not json")
+        try:
+            tb.continue_report(out, fresh())
+            check("an unreadable report is refused", False)
+        except tb.ContractError as e:
+            check("an unreadable report is refused", "cannot continue it" in str(e))
+
+
 # ---------------------------------------------------------------------------------------------- torch
 
 
@@ -399,6 +471,7 @@ def main() -> int:
     test_input_seed()
     test_arguments()
     test_report_schema()
+    test_continue_report()
     try:
         import torch
     except ImportError:

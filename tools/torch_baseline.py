@@ -692,12 +692,78 @@ def _json_safe(v):
 
 
 def write_report(report: dict, path: str):
-    """Written after every workload (atomically), so a run cut short keeps what it measured."""
+    """Written after every workload (atomically: a temporary file renamed over it), so a run cut short keeps
+    what it measured and `--out` continues from there."""
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(_json_safe(report), f, indent=1, allow_nan=False)
         f.write("\n")
     os.replace(tmp, path)
+
+
+# What a report was measured with: a report continued (--out existing) must have been measured the same way.
+SETTINGS = ("tool", "version", "gpu", "torch", "cuda", "tf32", "seed", "compile_mode", "modes", "protocol")
+
+
+def continue_report(path: str, fresh: dict) -> dict:
+    """The report at `path`, to be continued (its tasks and workloads kept), or `fresh` when there is none.
+    Raises ContractError when it cannot be read or was measured otherwise than `fresh` would be."""
+    if not os.path.exists(path):
+        return fresh
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ContractError(f"{path}: cannot continue it ({e}): remove it or give another --out") from None
+    if not isinstance(doc, dict) or doc.get("tool") != TOOL or not isinstance(doc.get("tasks"), list):
+        raise ContractError(f"{path}: not a {TOOL} report: remove it or give another --out")
+    plain = json.loads(json.dumps(_json_safe(fresh)))  # as the file would hold it
+    for key in SETTINGS:
+        if doc.get(key) != plain.get(key):
+            raise ContractError(f"{path}: measured with {key} {json.dumps(doc.get(key))}, this run's is "
+                                f"{json.dumps(plain.get(key))}: remove it or give another --out")
+    return doc
+
+
+def _kept(entry, contract: Contract, modes) -> bool:
+    """Whether a workload entry of a continued report stands: the same workload, every mode measured."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("index"), int):
+        return False
+    i = entry["index"]
+    return (0 <= i < len(contract.workloads) and entry.get("axes") == contract.axis_values(i)
+            and all(isinstance(entry.get(m), dict) and "status" in entry[m] for m in modes))
+
+
+def run_contracts(contracts: list, workloads, report: dict, out: str, measure_one: Callable, modes) -> bool:
+    """Measures each contract's workloads (`workloads`: "all" or indices) that `report` lacks, appending them
+    and writing the report after each (atomically), so a run cut short keeps what it measured and the next
+    one measures only the rest. Returns whether any workload's reference or compiled output failed."""
+    failed, kept, measured = False, 0, 0
+    for c in contracts:
+        task = next((t for t in report["tasks"] if isinstance(t, dict) and t.get("name") == c.name), None)
+        if task is None:
+            task = {"file": c.file, "name": c.name, "tolerance": {"atol": c.atol, "rtol": c.rtol}, "workloads": []}
+            report["tasks"].append(task)
+        # Entries of another workload (the contract changed) or cut short are measured again.
+        task["workloads"] = [w for w in task.get("workloads", []) if _kept(w, c, modes)]
+        have = {w["index"] for w in task["workloads"]}
+        indices = range(len(c.workloads)) if workloads == "all" else workloads
+        for i in indices:
+            if i in have:
+                kept += 1
+                entry = next(w for w in task["workloads"] if w["index"] == i)
+            else:
+                entry = measure_one(c, i)
+                task["workloads"].append(entry)
+                task["workloads"].sort(key=lambda w: w["index"])
+                write_report(report, out)
+                measured += 1
+                print(table_line(c.name, entry, modes), flush=True)
+            failed |= any(entry.get(m, {}).get("status") in ("error", "mismatch", "nonfinite") for m in MODES)
+    write_report(report, out)
+    if kept:
+        print(f"{TOOL}: {kept} workloads were in {out} already, {measured} measured now", flush=True)
+    return failed
 
 
 def table_line(task: str, entry: dict, modes) -> str:
@@ -721,7 +787,9 @@ def table_line(task: str, entry: dict, modes) -> str:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=TOOL, description=__doc__)
     p.add_argument("tasks", nargs="+", metavar="TASK.json")
-    p.add_argument("--out", required=True, help="the JSON file to write")
+    p.add_argument("--out", required=True,
+                   help="the JSON file to write, after every workload; an existing one (measured on the same GPU with "
+                        "the same settings) is continued: its workloads are kept and only the others measured")
     p.add_argument("--workloads", default="all", help="'all' or comma-separated indices, e.g. 0,1")
     p.add_argument("--modes", default="eager,compile", help="comma-separated: eager, compile")
     p.add_argument("--compile-mode", default="default", choices=COMPILE_MODES)
@@ -812,18 +880,12 @@ def main(argv: list[str] | None = None) -> int:
     timer = CudaTimer(device)
     report = new_report(torch.cuda.get_device_name(device), torch.__version__, torch.version.cuda, opts,
                         timer.flush_bytes)
-    failed = False
-    for c in contracts:
-        task = {"file": c.file, "name": c.name, "tolerance": {"atol": c.atol, "rtol": c.rtol}, "workloads": []}
-        report["tasks"].append(task)
-        indices = range(len(c.workloads)) if args.workloads == "all" else args.workloads
-        for i in indices:
-            entry = measure_workload(c, i, device, opts, timer)
-            task["workloads"].append(entry)
-            write_report(report, args.out)
-            print(table_line(c.name, entry, opts.modes), flush=True)
-            failed |= any(entry.get(m, {}).get("status") in ("error", "mismatch", "nonfinite") for m in MODES)
-    write_report(report, args.out)
+    try:
+        report = continue_report(args.out, report)
+    except ContractError as e:
+        return _fail(str(e))
+    failed = run_contracts(contracts, args.workloads, report, args.out,
+                           lambda c, i: measure_workload(c, i, device, opts, timer), opts.modes)
     return 1 if failed else 0
 
 

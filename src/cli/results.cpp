@@ -304,10 +304,12 @@ int cmd_export(const std::vector<std::string>& args) {
 
 int cmd_report(const std::vector<std::string>& args) {
   po::options_description opts("options");
-  std::string path, html, json;
+  std::string path, html, json, torch_baseline;
   opts.add_options()("campaign", po::value(&path)->required(), "the campaign file")(
       "html", po::value(&html), "write the report here (self-contained HTML with SVG plots)")(
-      "json", po::value(&json)->implicit_value("-"), "the same figures as JSON, to this file or stdout");
+      "json", po::value(&json)->implicit_value("-"), "the same figures as JSON, to this file or stdout")(
+      "torch-baseline", po::value(&torch_baseline),
+      "tools/torch_baseline.py report: torch.compile figures for the best variants measured without them");
   po::positional_options_description pos;
   pos.add("campaign", 1);
   po::variables_map vm;
@@ -316,6 +318,7 @@ int cmd_report(const std::vector<std::string>& args) {
   store::ReportData d;
   try {
     d = search::report_data(store::read_campaign(path, without_sources()), path);
+    if (!torch_baseline.empty()) search::join_torch_baseline(d, torch_baseline);
   } catch (const InputError& e) {
     std::cerr << "kevo report: " << e.what() << "\n";
     return 2;

@@ -1,13 +1,16 @@
 // `kevo run`, `kevo ablate`, `kevo resume` and `kevo sweep`: campaigns, ablations and sweeps, on
 // the GPU or replayed, with a live progress line.
 #include <dirent.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <set>
@@ -156,8 +159,64 @@ std::string join_args(const std::string& cmd, const std::vector<std::string>& ar
   return s;
 }
 
-// One progress line: rewritten in place on a terminal, one line per generation otherwise.
+// SIGINT and SIGTERM (Ctrl-C, a deadline's `timeout`) stop a campaign cleanly: the handler notes
+// the signal and the default action comes back, so a second one ends the process at once.
+volatile std::sig_atomic_t stop_signal = 0;
+
+extern "C" void note_stop_signal(int sig) { stop_signal = sig; }
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = note_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool stop_signalled() { return stop_signal != 0; }
+
+// Lines reach a log file as they are printed (stdout is block-buffered when it is not a terminal,
+// and a process killed at a deadline would lose what the buffer held).
+void line_buffered_stdout() { std::setvbuf(stdout, nullptr, _IOLBF, 0); }
+
+// After a stop: one line, and the process ends at once. What was measured is committed and the file
+// is closed; the evaluations still under way are abandoned (their workers die with kevo) rather than
+// waited for, since a deadline's `timeout -k` kills soon after its SIGTERM.
+[[noreturn]] void exit_stopped(const std::string& cmd, const std::string& path, const search::Progress& last,
+                               bool reported) {
+  const int sig = stop_signal;
+  if (::isatty(STDERR_FILENO)) std::cerr << "\n";
+  std::cerr << "kevo " << cmd << ": stopped by " << (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+  if (reported)
+    std::cerr << " in generation " << last.generation << ": " << path << " holds " << last.evaluations
+              << " evaluations, every one measured in time";
+  else
+    std::cerr << " before anything new was measured: " << path << " is as it was";
+  std::cerr << "; `kevo resume " << path << "` continues" << std::endl;
+  std::fflush(nullptr);
+  std::_Exit(128 + (sig > 0 ? sig : SIGTERM));
+}
+
+// A run's part of a generation, committed: one line on stdout (a log shows the campaign's progress
+// task by task).
+void show_part(const search::Progress& p) {
+  static const bool tty = ::isatty(STDERR_FILENO);
+  if (tty) std::cerr << "\r\033[K" << std::flush;  // the status line goes; the next generation's redraws it
+  std::ostringstream line;
+  line << "gen " << p.generation << " | " << p.part_task << ": " << p.part_evaluations << " evaluations, ";
+  if (p.part_best > 0) line << "best " << fmt("%.3f", p.part_best) << "x";
+  else line << "no correct variant yet";
+  line << " | campaign " << p.evaluations << "/" << p.budget << " evaluations";
+  if (p.commit_seconds > 0) line << " | commit " << fmt("%.0f", 1000 * p.commit_seconds) << " ms";
+  line << " | " << duration(p.elapsed_seconds) << " elapsed";
+  std::cout << line.str() << std::endl;
+}
+
+// One progress line: rewritten in place on a terminal, one line per generation otherwise; a run's
+// part of a generation gets a line of its own on stdout.
 void show(const search::Progress& p) {
+  if (p.part_run >= 0) return show_part(p);
   static const bool tty = ::isatty(STDERR_FILENO);
   std::ostringstream line;
   line << (p.replaying_file ? "re-deriving gen " : "gen ") << p.generation << " | evals " << p.evaluations << "/"
@@ -383,6 +442,8 @@ int cmd_run(const std::vector<std::string>& args) {
   c.seed = static_cast<uint64_t>(seed);
   ev.seed = c.seed;
   ev.store(c);
+  line_buffered_stdout();
+  catch_stop_signals();
   std::unique_ptr<search::VariantEvaluator> evaluator;
   std::unique_ptr<search::Campaign> campaign;
   std::string note;
@@ -401,11 +462,16 @@ int cmd_run(const std::vector<std::string>& args) {
             << (tasks.size() == 1 ? "" : "s") << ", policy " << c.arm << ", " << c.islands << " islands x "
             << c.population << ", " << c.budget_evals << " evaluations per task, on " << evaluator->describe() << "\n";
   search::Progress last;
+  bool reported = false;
   try {
-    campaign->run([&](const search::Progress& p) {
-      last = p;
-      show(p);
-    });
+    if (!campaign->run(
+            [&](const search::Progress& p) {
+              last = p;
+              reported = true;
+              show(p);
+            },
+            stop_signalled))
+      exit_stopped("run", out, last, reported);
   } catch (const InputError& e) {
     return input_error("run", e);
   } catch (const std::runtime_error& e) {
@@ -457,6 +523,8 @@ int cmd_ablate(const std::vector<std::string>& args) {
   c.seed = seed_list.front();
   ev.seed = c.seed;
   ev.store(c);
+  line_buffered_stdout();
+  catch_stop_signals();
   std::unique_ptr<search::VariantEvaluator> evaluator;
   std::unique_ptr<search::Campaign> campaign;
   std::string note;
@@ -475,10 +543,13 @@ int cmd_ablate(const std::vector<std::string>& args) {
             << (tasks.size() == 1 ? "" : "s") << " x " << arms.size() << " arm" << (arms.size() == 1 ? "" : "s") << " x "
             << seeds << " seed" << (seeds == 1 ? "" : "s") << ", " << c.islands << " islands x " << c.population << ", "
             << c.budget_evals << " evaluations per run, on " << evaluator->describe() << "\n";
+  bool reported = false;
   try {
     // The progress line names each task once, with its best over all arms and seeds.
-    campaign->run([&](const search::Progress& p) {
+    const bool finished = campaign->run([&](const search::Progress& p) {
       last = p;
+      reported = true;
+      if (p.part_run >= 0) return show(p);
       search::Progress per_task = p;
       per_task.best.clear();
       for (const auto& [task, best] : p.best) {
@@ -487,7 +558,8 @@ int cmd_ablate(const std::vector<std::string>& args) {
         else it->second = std::max(it->second, best);
       }
       show(per_task);
-    });
+    }, stop_signalled);
+    if (!finished) exit_stopped("ablate", out, last, reported);
   } catch (const InputError& e) {
     return input_error("ablate", e);
   } catch (const std::runtime_error& e) {
@@ -523,6 +595,8 @@ int cmd_resume(const std::vector<std::string>& args) {
   pos.add("campaign", 1);
   po::variables_map vm;
   if (int rc = parse_options("resume", "campaign.h5", args, opts, pos, vm); rc >= 0) return rc;
+  line_buffered_stdout();
+  catch_stop_signals();
   std::unique_ptr<search::VariantEvaluator> evaluator;
   std::unique_ptr<search::Campaign> campaign;
   std::string note;
@@ -540,11 +614,16 @@ int cmd_resume(const std::vector<std::string>& args) {
   if (!note.empty()) std::cout << "kevo resume: " << note << "\n";
   std::cout << "resuming " << path << " on " << evaluator->describe() << "\n";
   search::Progress last;
+  bool reported = false;
   try {
-    campaign->run([&](const search::Progress& p) {
-      last = p;
-      show(p);
-    });
+    if (!campaign->run(
+            [&](const search::Progress& p) {
+              last = p;
+              reported = true;
+              show(p);
+            },
+            stop_signalled))
+      exit_stopped("resume", path, last, reported);
   } catch (const InputError& e) {
     return input_error("resume", e);
   } catch (const std::runtime_error& e) {
@@ -581,6 +660,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     return 2;
   }
   sc.seed = static_cast<uint64_t>(seed);
+  line_buffered_stdout();
   std::unique_ptr<search::VariantEvaluator> evaluator;
   std::string note;
   try {

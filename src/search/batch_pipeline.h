@@ -3,7 +3,9 @@
 // by the compile pool (cache hits without a worker), and each job goes to the GPUs as soon as its
 // build is there, behind every job of the batches before it, so compiling overlaps measuring and no
 // GPU waits for a batch's last compile or its slowest job. collect() gives the oldest batch's
-// records in request order: what the search sees does not depend on which job finished first.
+// records in request order, a part at a time if asked (each record as soon as it and those before
+// it are measured, while the batch's later candidates still compile): what the search sees does
+// not depend on which job finished first.
 #pragma once
 
 #include <functional>
@@ -23,8 +25,12 @@ struct BuiltCandidate {
   eval::BuildResult build;
 };
 
-// A measurement under way: calling it waits for the measurement and gives its record.
-using PendingRecord = std::function<store::MeasurementRecord()>;
+// A measurement under way: wait(seconds) waits at most that long and says whether it is done;
+// get() waits for it and gives its record (once).
+struct PendingRecord {
+  std::function<bool(double seconds)> wait;
+  std::function<store::MeasurementRecord()> get;
+};
 
 // What measures built candidates: the GPUs (the Runner) or simulated ones.
 class MeasuringBackend {
@@ -51,8 +57,11 @@ class BatchPipeline {
   BatchPipeline& operator=(const BatchPipeline&) = delete;
 
   void submit(std::vector<EvalRequest> batch);
-  // Throws what preparing or measuring the batch threw (a broken engine, never a candidate's fault).
-  std::vector<store::MeasurementRecord> collect();
+  // The oldest batch's next n records (VariantEvaluator::collect). Throws what preparing or
+  // measuring the batch threw (a broken engine, never a candidate's fault); the batch is then taken.
+  std::vector<store::MeasurementRecord> collect(size_t n = VariantEvaluator::kAll);
+  // Whether those records are measured, waiting at most `seconds` (VariantEvaluator::ready).
+  bool ready(size_t n, double seconds) const;
   bool idle() const;  // nothing submitted and not collected
 
   // Its counters (EngineFigures without the GPUs' part).

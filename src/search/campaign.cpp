@@ -80,6 +80,11 @@ struct Campaign::Impl {
   double busy_at_start = 0;
   int submitted = 0;                              // generations submitted to the evaluator, not collected
   LoopSeconds times;
+  std::function<bool()> stop;                     // asked while waiting and between generations
+  bool stopped = false;                           // it said yes: nothing more is handed over
+
+  // What the evaluator still holds is collected before the runs its requests point into go.
+  ~Impl() { drain(); }
 
   // The configuration's choices and the runs of the file's records.
   void init(const std::string& path, const CampaignConfig& config, const store::CampaignContents& head,
@@ -94,6 +99,15 @@ struct Campaign::Impl {
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
   bool from_file(const Batch& b) const { return recording.covers(b.generation); }
+  // Whether to stop (sticky once asked and answered yes).
+  bool stop_requested() {
+    if (!stopped && stop && stop()) stopped = true;
+    return stopped;
+  }
+  // Each run's part of a generation is committed as soon as it is measured where there are several
+  // runs; a source editor's completions earn their rewards only once the whole generation is
+  // measured, so its campaigns commit whole generations.
+  bool commits_parts() const { return s.runs.size() > 1 && !s.any_editor(); }
 
   // ---- the five verbs ---------------------------------------------------------------------------
 
@@ -110,31 +124,75 @@ struct Campaign::Impl {
   }
 
   // Hands generation b to the evaluator, whose compiles and GPU jobs for it start behind the earlier
-  // generations'; nothing for a generation the file answers.
-  void submit(const Batch& b) {
+  // generations'; nothing for a generation the file answers, nor for the runs' parts a resumed file
+  // holds already (their measurements are the file's).
+  void submit(Batch& b) {
     if (b.empty() || from_file(b)) return;
+    adopt_partial(recording, b, s.path);
     std::vector<EvalRequest> live;
     for (size_t i = 0; i < b.requests.size(); ++i)
       if (!b.premade[i]) live.push_back(b.requests[i]);
+    if (live.empty()) return;
     evaluator->submit(std::move(live));
     ++submitted;
   }
 
-  // One measurement per request: recorded ones when re-deriving, render failures as they are,
-  // the evaluator's for the rest, in request order whichever was measured first.
-  std::vector<store::MeasurementRecord> collect(const Batch& b) {
-    if (from_file(b)) return recorded_results(recording, b, s.path);
+  // Whether the evaluator's next n records are measured; waits for them unless a stop comes first.
+  bool await(size_t n) {
     Timed waiting{times.waiting};
-    --submitted;
-    std::vector<store::MeasurementRecord> got = evaluator->collect();
+    if (!stop) return true;
+    while (!stop_requested())
+      if (evaluator->ready(n, 0.1)) return true;
+    return evaluator->ready(n, 0);
+  }
+
+  // One measurement per request: recorded ones when re-deriving, render failures and the parts a
+  // resumed file holds as they are, the evaluator's for the rest, in request order whichever was
+  // measured first. Taken a run's part at a time: each part but the last is committed as soon as it
+  // is measured (commits_parts), with its progress line. Nothing when a stop came before every part
+  // was measured (the parts measured by then are committed).
+  std::optional<std::vector<store::MeasurementRecord>> collect(Batch& b, const std::function<void(const Progress&)>& report) {
+    if (from_file(b)) return recorded_results(recording, b, s.path);
     std::vector<store::MeasurementRecord> out(b.requests.size());
-    for (size_t i = 0, j = 0; i < b.requests.size(); ++i) {
-      if (b.premade[i]) {
-        out[i] = *b.premade[i];
-        continue;
+    const std::vector<BatchPart> parts = parts_of(b);
+    size_t live_total = 0, live_taken = 0;
+    for (size_t i = 0; i < b.requests.size(); ++i) live_total += !b.premade[i];
+    for (size_t k = 0; k < parts.size(); ++k) {
+      const BatchPart& part = parts[k];
+      size_t live = 0;
+      for (size_t i = part.requests_begin; i < part.requests_end; ++i) live += !b.premade[i];
+      std::vector<store::MeasurementRecord> got;
+      if (live > 0) {
+        if (!await(live)) return std::nullopt;
+        Timed waiting{times.waiting};
+        const bool last = live_taken + live == live_total;
+        if (last) --submitted;
+        try {
+          got = evaluator->collect(live);
+        } catch (...) {
+          if (!last) --submitted;  // a collect that throws has taken the batch too
+          throw;
+        }
+        live_taken += live;
       }
-      out[i] = std::move(got.at(j++));
-      out[i].variant = b.requests[i].variant;
+      for (size_t i = part.requests_begin, j = 0; i < part.requests_end; ++i) {
+        if (b.premade[i]) {
+          out[i] = *b.premade[i];
+          continue;
+        }
+        out[i] = std::move(got.at(j++));
+        out[i].variant = b.requests[i].variant;
+      }
+      if (commits_parts() && k + 1 < parts.size() && k >= b.parts_committed) {
+        double committing = 0;
+        {
+          Timed timed{committing};
+          commit_part(s, b, part, out);
+        }
+        times.commit += committing;
+        b.parts_committed = k + 1;
+        if (report) report(part_progress(b, part, out, committing));
+      }
     }
     return out;
   }
@@ -176,10 +234,49 @@ struct Campaign::Impl {
     }
     times.commit += committing;
     if (report) {
+      if (!replaying) {
+        // The parts not reported as they were committed: the run's figures now include them.
+        const std::vector<BatchPart> parts = parts_of(b);
+        for (size_t k = commits_parts() ? parts.size() - 1 : 0; k < parts.size(); ++k) {
+          const Run& run = s.runs[static_cast<size_t>(parts[k].run)];
+          Progress p = progress(b.generation, false);
+          p.part_run = run.id;
+          p.part_task = run_label(run);
+          p.part_evaluations = run.evaluations;
+          p.part_best = run.best;
+          p.commit_seconds = committing;
+          report(p);
+        }
+      }
       Progress p = progress(b.generation, replaying);
       p.commit_seconds = committing;
       report(p);
     }
+  }
+
+  // A run in a progress line: its task, and its arm and seed where the task has several runs.
+  std::string run_label(const Run& run) const {
+    int same = 0;
+    for (const Run& r : s.runs) same += r.task->name == run.task->name;
+    if (same <= 1) return run.task->name;
+    return run.task->name + " (" + run.arm + ", seed " + std::to_string(run.seed) + ")";
+  }
+
+  // A part's line, before the generation is notified: the run's figures with the part's added.
+  Progress part_progress(const Batch& b, const BatchPart& part, const std::vector<store::MeasurementRecord>& results,
+                         double committing) const {
+    const Run& run = s.runs[static_cast<size_t>(part.run)];
+    Progress p = progress(b.generation, false);
+    p.part_run = run.id;
+    p.part_task = run_label(run);
+    p.part_evaluations = run.evaluations + static_cast<int64_t>(part.requests_end - part.requests_begin);
+    p.part_best = run.best;
+    for (size_t i = part.requests_begin; i < part.requests_end; ++i)
+      if (results[i].status == "ok" && results[i].fitness > p.part_best) p.part_best = results[i].fitness;
+    // The campaign's count: what the generation's parts up to this one add.
+    p.evaluations += static_cast<int64_t>(part.requests_end);
+    p.commit_seconds = committing;
+    return p;
   }
 
   // ---- the loops --------------------------------------------------------------------------------
@@ -195,17 +292,28 @@ struct Campaign::Impl {
   // Generation g is measured while generation g+1 is generated and handed to the evaluator, whose
   // GPUs go on with g+1's jobs as each is done with g's (none waits for g's slowest job), and
   // generation g+2 is generated (from the state after g) while they measure g+1.
-  void loop(const std::function<void(const Progress&)>& report) {
+  //
+  // A stop (stop_requested) hands nothing more over: the generation being measured commits the
+  // runs' parts measured by then (or, measured whole, the generation), and the loop ends; what the
+  // evaluator still holds is not waited for here. Generation g+1 is still proposed before g is
+  // committed, as the resume states expect.
+  // True when the campaign ran to its end, false when it stopped.
+  bool loop(const std::function<void(const Progress&)>& report) {
     if (!s.config.llm.between_generations.empty()) return serial_loop(report);
     try {
       Batch cur = start_batch();
+      if (!cur.empty() && stop_requested()) return false;
       submit(cur);
       while (!cur.empty()) {
         Batch next = generate(cur.generation + 1);
-        submit(next);
-        finish(cur, collect(cur), report);
+        if (!stop_requested()) submit(next);
+        std::optional<std::vector<store::MeasurementRecord>> results = collect(cur, report);
+        if (!results) return false;
+        finish(cur, *results, report);
+        if (!next.empty() && stop_requested()) return false;
         cur = std::move(next);
       }
+      return true;
     } catch (...) {
       drain();
       throw;
@@ -214,12 +322,16 @@ struct Campaign::Impl {
 
   // With a hook between generations, generation g+1 is generated after generation g's hook (the
   // model it asks may have changed), so nothing overlaps.
-  void serial_loop(const std::function<void(const Progress&)>& report) {
+  bool serial_loop(const std::function<void(const Progress&)>& report) {
     for (Batch cur = start_batch(); !cur.empty(); cur = generate(cur.generation + 1)) {
+      if (stop_requested()) return false;
       submit(cur);
-      finish(cur, collect(cur), report);
+      std::optional<std::vector<store::MeasurementRecord>> results = collect(cur, report);
+      if (!results) return false;
+      finish(cur, *results, report);
       if (!from_file(cur)) run_between_generations(s.config.llm, s.path, cur.generation, llm_client.get());
     }
+    return true;
   }
 
   bool resume_from_states(int last);
@@ -375,11 +487,21 @@ bool Campaign::Impl::resume_from_states(int last) {
   const store::ResumeState* before = serial ? after_last : state_of(states, last - 1);
   if (!after_last || !before) return false;
   int64_t variants = 0;
+  std::set<int64_t> partial;  // generation last+1's first runs' parts, committed as they were measured
   store::scan_variant_keys(s.path, [&](const store::VariantKey& v) {
+    if (v.generation > last) {
+      partial.insert(v.id);
+      return;
+    }
     variants = std::max(variants, v.id + 1);
     if (v.duplicate_of == -1 && v.run >= 0 && static_cast<size_t>(v.run) < s.runs.size())
       s.runs[static_cast<size_t>(v.run)].by_hash.set(v.source_hash, v.id);
   });
+  if (!partial.empty()) {
+    recording.partial_variants = store::read_variants(s.path, partial);
+    for (store::MeasurementRecord& m : store::read_measurements(s.path, partial))
+      recording.partial_measurements[m.variant] = std::move(m);
+  }
   load_resume_state(s, before->bytes);
   if (s.next_variant != variants)
     throw InputError(Location{s.path, 0, 0}, "", "cannot resume: the resume state does not match the file's variants");
@@ -427,13 +549,15 @@ std::unique_ptr<Campaign> Campaign::resume(const std::string& path, VariantEvalu
   return c;
 }
 
-void Campaign::run(const std::function<void(const Progress&)>& progress) {
+bool Campaign::run(const std::function<void(const Progress&)>& progress, const std::function<bool()>& stop) {
   impl_->start = Clock::now();
   impl_->busy_at_start = impl_->evaluator->gpu_busy_seconds();
-  impl_->loop(progress);
+  impl_->stop = stop;
+  const bool finished = impl_->loop(progress);
   impl_->recording = Recording();
   finish_checkpoints(impl_->s);
   impl_->s.file->close();
+  return finished;
 }
 
 }  // namespace kevo::search

@@ -35,6 +35,14 @@ struct Progress {
   LoopSeconds loop;                // this process
   bool replaying_file = false;     // re-deriving generations already in the file (resume)
   double commit_seconds = 0;       // the generation's commit to the campaign file (0 when re-derived)
+  // A run's part of the generation, measured and committed (part_run >= 0), reported before the
+  // generation's own report (part_run -1): the run, its label (its task; with its arm and seed where
+  // the task has several runs), its evaluations and best fitness so far, the part's included. In a
+  // part's report `evaluations` counts the generation's parts up to it.
+  int part_run = -1;
+  std::string part_task;
+  int64_t part_evaluations = 0;
+  double part_best = 0;
   // The llm arm: requests, failures by kind, tokens (this process).
   int64_t llm_requests = 0, llm_failed = 0, llm_rate_limited = 0, llm_timeouts = 0, llm_tokens = 0;
   int64_t llm_bad_replies = 0;     // completions that gave no child (unreadable, not applicable, rejected)
@@ -65,8 +73,14 @@ class Campaign {
 
   ~Campaign();
   // Runs until every run's budget is spent, a limit is reached or the search space is exhausted,
-  // then closes the file (read it with store::read_campaign).
-  void run(const std::function<void(const Progress&)>& progress = {});
+  // then closes the file (read it with store::read_campaign); true. `progress` hears of each run's
+  // part of a generation as it is committed and of each generation. `stop` is asked while the loop
+  // waits for measurements (every 0.1 s) and between generations: once it says yes, nothing more is
+  // handed to the evaluator, the generation being measured commits what is measured of it (each
+  // run's part measured whole, in order; the whole generation if every part is), the file is closed
+  // and run() returns false. `kevo resume` goes on from there; the evaluations still with the
+  // evaluator are collected when the campaign is destroyed (kevo's commands exit without waiting).
+  bool run(const std::function<void(const Progress&)>& progress = {}, const std::function<bool()>& stop = {});
   const std::string& path() const;
   const std::string& campaign_id() const;  // the file's
 

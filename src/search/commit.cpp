@@ -23,10 +23,10 @@ bool first_in_file(const SearchState& s, const store::VariantRecord& v) {
   return true;
 }
 
-// Variants, and the sources not stored yet; source editors' texts are kept for their prompts.
-void add_variants(SearchState& s, const Batch& b, store::CampaignDelta& d) {
-  d.variants = b.variants;
-  for (size_t k = 0; k < b.variants.size(); ++k) {
+// Variants [from, to), and the sources not stored yet; source editors' texts are kept for their prompts.
+void add_variants(SearchState& s, const Batch& b, size_t from, size_t to, store::CampaignDelta& d) {
+  d.variants.assign(b.variants.begin() + static_cast<std::ptrdiff_t>(from), b.variants.begin() + static_cast<std::ptrdiff_t>(to));
+  for (size_t k = from; k < to; ++k) {
     const store::VariantRecord& v = b.variants[k];
     if (b.sources[k].empty()) continue;
     if (s.runs[static_cast<size_t>(v.run)].editor) s.editor_sources.emplace(v.source_hash, b.sources[k]);
@@ -95,10 +95,17 @@ bool keeps_checkpoints(const CampaignConfig& config, int g) {
 void commit(SearchState& s, const Batch& b, const std::vector<store::MeasurementRecord>& results,
             const CommitTimes& times) {
   store::CampaignDelta d;
-  add_variants(s, b, d);
+  // What the parts committed before added is in the file already.
+  size_t first_variant = 0, first_request = 0;
+  if (b.parts_committed > 0) {
+    const std::vector<BatchPart> parts = parts_of(b);
+    first_variant = parts.at(b.parts_committed - 1).variants_end;
+    first_request = parts.at(b.parts_committed - 1).requests_end;
+  }
+  add_variants(s, b, first_variant, b.variants.size(), d);
   const int64_t samples_before = s.llm_samples, bad_before = s.llm_bad_replies;
   add_samples(s, b, d);
-  d.measurements = results;
+  d.measurements.assign(results.begin() + static_cast<std::ptrdiff_t>(first_request), results.end());
   add_archives(s, b.generation, d);
   add_generation(s, b.generation, times, d);
   std::vector<std::string> policies;
@@ -119,6 +126,15 @@ void commit(SearchState& s, const Batch& b, const std::vector<store::Measurement
     throw;
   }
   s.last_committed = b.generation;
+}
+
+void commit_part(SearchState& s, const Batch& b, const BatchPart& part,
+                 const std::vector<store::MeasurementRecord>& results) {
+  store::CampaignDelta d;
+  add_variants(s, b, part.variants_begin, part.variants_end, d);
+  d.measurements.assign(results.begin() + static_cast<std::ptrdiff_t>(part.requests_begin),
+                        results.begin() + static_cast<std::ptrdiff_t>(part.requests_end));
+  s.file->commit(d);
 }
 
 void finish_checkpoints(SearchState& s) {

@@ -4,8 +4,10 @@
 // pipeline, recorded answers after the time they held a GPU) and replay (recorded answers at once).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -45,16 +47,20 @@ class VariantEvaluator {
   virtual std::vector<store::MeasurementRecord> measure(const std::vector<EvalRequest>& batch) = 0;
 
   // Pipelined measurement (campaigns and sweeps): submit() hands a batch over and returns;
-  // collect() waits for the oldest batch not collected yet and returns its records, one per
-  // request in request order, whatever order they were measured in. The GPU evaluators start a
-  // batch's compiles at once and queue its jobs behind every job of the batches before it, so a GPU
-  // done with one batch goes on with the next. The default measures a batch when it is collected.
-  virtual void submit(std::vector<EvalRequest> batch) { submitted_.push_back(std::move(batch)); }
-  virtual std::vector<store::MeasurementRecord> collect() {
-    if (submitted_.empty()) throw std::logic_error("collect() without a batch submitted");
-    std::vector<EvalRequest> batch = std::move(submitted_.front());
-    submitted_.pop_front();
-    return measure(batch);
+  // collect(n) waits for the oldest batch's next n records (by default all it has left) and returns
+  // them in request order, whatever order they were measured in; a batch is taken once its last
+  // record is (or once a collect of it throws). ready(n, seconds) waits at most `seconds` for those
+  // records and says whether they are measured, so a campaign commits each task's share of a
+  // generation as soon as it is measured and notices a stop while it waits. The GPU evaluators
+  // start a batch's compiles at once and queue its jobs behind every job of the batches before it,
+  // so a GPU done with one batch goes on with the next. The default measures a batch (measure())
+  // when it is first collected, and calls its records ready.
+  static constexpr size_t kAll = static_cast<size_t>(-1);
+  virtual void submit(std::vector<EvalRequest> batch) { submitted_.push_back({std::move(batch), {}, false, 0}); }
+  virtual std::vector<store::MeasurementRecord> collect(size_t n = kAll);
+  virtual bool ready(size_t n = kAll, double seconds = 0) {
+    (void)n, (void)seconds;
+    return true;
   }
 
   virtual std::string describe() const = 0;   // "1 x NVIDIA H200 (sm_90a)", "replay: results/spaces/relu.h5"
@@ -72,8 +78,34 @@ class VariantEvaluator {
   virtual EngineFigures figures() const { return {}; }  // thread-safe
 
  private:
-  std::deque<std::vector<EvalRequest>> submitted_;
+  struct Held {
+    std::vector<EvalRequest> requests;
+    std::vector<store::MeasurementRecord> records;  // once measured
+    bool measured = false;
+    size_t taken = 0;                               // records collected
+  };
+  std::deque<Held> submitted_;
 };
+
+inline std::vector<store::MeasurementRecord> VariantEvaluator::collect(size_t n) {
+  if (submitted_.empty()) throw std::logic_error("collect() without a batch submitted");
+  Held& b = submitted_.front();
+  if (!b.measured) {
+    try {
+      b.records = measure(b.requests);
+    } catch (...) {
+      submitted_.pop_front();
+      throw;
+    }
+    b.measured = true;
+  }
+  const size_t k = std::min(n, b.records.size() - b.taken);
+  std::vector<store::MeasurementRecord> out(std::make_move_iterator(b.records.begin() + static_cast<std::ptrdiff_t>(b.taken)),
+                                            std::make_move_iterator(b.records.begin() + static_cast<std::ptrdiff_t>(b.taken + k)));
+  b.taken += k;
+  if (b.taken == b.records.size()) submitted_.pop_front();
+  return out;
+}
 
 // Answers from the measurements recorded in campaign or sweep files (keyed by task, space and
 // genome; free-form variants by source hash). A variant never recorded is "unmeasured".

@@ -1,6 +1,7 @@
 // The GPU evaluator: the batch pipeline (search/batch_pipeline.h: candidates parsed and compiled by
 // the NVRTC compile pool while earlier batches are measured, each job queued for the first free GPU)
 // in front of the runner's sandboxed workers; Measurements become the campaign file's records.
+#include <chrono>
 #include <future>
 #include <map>
 #include <stdexcept>
@@ -69,7 +70,8 @@ class GpuEvaluator : public VariantEvaluator, private MeasuringBackend {
   }
 
   void submit(std::vector<EvalRequest> batch) override { pipeline_->submit(std::move(batch)); }
-  std::vector<store::MeasurementRecord> collect() override { return pipeline_->collect(); }
+  std::vector<store::MeasurementRecord> collect(size_t n = kAll) override { return pipeline_->collect(n); }
+  bool ready(size_t n = kAll, double seconds = 0) override { return pipeline_->ready(n, seconds); }
   std::vector<store::MeasurementRecord> measure(const std::vector<EvalRequest>& batch) override {
     submit(batch);
     return collect();
@@ -87,11 +89,16 @@ class GpuEvaluator : public VariantEvaluator, private MeasuringBackend {
     job.build = built->build;
     job.compile_ms = compile_medians(*request.task);
     auto measuring = std::make_shared<std::future<eval::Measurement>>(runner_->submit(std::move(job)));
-    return [this, measuring, built, task = request.task] {
+    PendingRecord p;
+    p.wait = [measuring](double seconds) {
+      return measuring->wait_for(std::chrono::duration<double>(seconds)) == std::future_status::ready;
+    };
+    p.get = [this, measuring, built, task = request.task] {
       store::MeasurementRecord r = to_record(measuring->get());
       fill_resources(*built, *task, r);
       return r;
     };
+    return p;
   }
 
   store::MeasurementRecord failed(const EvalRequest& request, const std::string& status,

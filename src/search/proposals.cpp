@@ -275,4 +275,22 @@ class Proposer {
 
 Batch propose(SearchState& s, int g) { return Proposer(s).all(g); }
 
+std::vector<BatchPart> parts_of(const Batch& b) {
+  std::vector<BatchPart> parts;
+  size_t r = 0;
+  for (size_t k = 0; k < b.variants.size(); ++k) {
+    if (parts.empty() || b.variants[k].run != parts.back().run) {
+      BatchPart p;
+      p.run = b.variants[k].run;
+      p.variants_begin = k;
+      p.requests_begin = r;
+      parts.push_back(p);
+    }
+    while (r < b.variant_of_request.size() && b.variant_of_request[r] <= k) ++r;
+    parts.back().variants_end = k + 1;
+    parts.back().requests_end = r;
+  }
+  return parts;
+}
+
 }  // namespace kevo::search

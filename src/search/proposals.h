@@ -36,8 +36,21 @@ struct Batch {
   std::vector<size_t> variant_of_request;
   std::vector<std::optional<store::MeasurementRecord>> premade;  // per request: a render failure
   std::vector<BatchSample> samples;                      // completions, in the order the editors made them
+  // Leading run parts (parts_of) already in the campaign file: committed as each was measured,
+  // before the generation was, or found there by a resume.
+  size_t parts_committed = 0;
   bool empty() const { return variants.empty(); }
 };
+
+// A run's part of a batch: its variants [variants_begin, variants_end) and their requests
+// [requests_begin, requests_end). A batch joins its runs' parts in run order, so each is contiguous.
+struct BatchPart {
+  int run = 0;
+  size_t variants_begin = 0, variants_end = 0, requests_begin = 0, requests_end = 0;
+};
+
+// The batch's parts in order, one per run that proposed anything.
+std::vector<BatchPart> parts_of(const Batch& b);
 
 // Generation `g`'s proposals, drawn from the state the search is in (what generation g-2 and
 // earlier taught it: generation g-1 is measured meanwhile), with an RNG forked from (seed, task,

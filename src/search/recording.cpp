@@ -20,9 +20,47 @@ Recording recording_after(const std::vector<store::GenerationRecord>& generation
 Recording recording_of(store::CampaignContents contents) {
   Recording r = recording_after(contents.generations);
   r.contents = std::make_unique<const store::CampaignContents>(std::move(contents));
-  for (const auto& v : r.contents->variants) r.variants[v.id] = &v;
-  for (const auto& m : r.contents->measurements) r.measurements[m.variant] = &m;
+  for (const auto& v : r.contents->variants) {
+    r.variants[v.id] = &v;
+    if (v.generation > r.through) r.partial_variants.push_back(v);
+  }
+  for (const auto& m : r.contents->measurements) {
+    r.measurements[m.variant] = &m;
+    if (auto v = r.variants.find(m.variant); v != r.variants.end() && v->second->generation > r.through)
+      r.partial_measurements[m.variant] = m;
+  }
   return r;
+}
+
+void adopt_partial(Recording& r, Batch& b, const std::string& path) {
+  if (r.partial_variants.empty() || b.generation != r.through + 1) return;
+  auto refuse = [&](int64_t variant) {
+    return InputError(Location{path, 0, 0}, "",
+                      "cannot resume: the part of generation " + std::to_string(b.generation) +
+                          " the file holds does not re-derive as recorded (variant " + std::to_string(variant) +
+                          "); the templates or kevo changed since");
+  };
+  const std::vector<BatchPart> parts = parts_of(b);
+  size_t k = 0;
+  while (k < parts.size() && parts[k].variants_end <= r.partial_variants.size()) ++k;
+  const size_t n = k == 0 ? 0 : parts[k - 1].variants_end;
+  if (n != r.partial_variants.size()) throw refuse(r.partial_variants[n].id);
+  for (size_t i = 0; i < n; ++i) {
+    const store::VariantRecord& mine = b.variants[i];
+    const store::VariantRecord& theirs = r.partial_variants[i];
+    if (mine.id != theirs.id || mine.run != theirs.run || mine.generation != theirs.generation ||
+        mine.source_hash != theirs.source_hash || mine.duplicate_of != theirs.duplicate_of)
+      throw refuse(theirs.id);
+  }
+  for (size_t q = 0; q < parts[k - 1].requests_end; ++q) {
+    const int64_t id = b.requests[q].variant;
+    auto m = r.partial_measurements.find(id);
+    if (m == r.partial_measurements.end()) throw refuse(id);
+    b.premade[q] = m->second;
+  }
+  b.parts_committed = k;
+  r.partial_variants.clear();
+  r.partial_measurements.clear();
 }
 
 std::vector<store::MeasurementRecord> recorded_results(const Recording& r, const Batch& b, const std::string& path) {

@@ -24,6 +24,10 @@ struct Recording {
   std::unique_ptr<const store::CampaignContents> contents;  // re-deriving: the whole file; else null
   std::map<int64_t, const store::VariantRecord*> variants;  // into *contents
   std::map<int64_t, const store::MeasurementRecord*> measurements;
+  // The generation after `through` when the file holds its first runs' parts (committed as each was
+  // measured) but not the whole generation: those variants, in file order, and their measurements.
+  std::vector<store::VariantRecord> partial_variants;
+  std::map<int64_t, store::MeasurementRecord> partial_measurements;
   bool covers(int generation) const { return generation <= through; }
 };
 
@@ -32,6 +36,13 @@ Recording recording_after(const std::vector<store::GenerationRecord>& generation
 
 // Everything the whole file `contents` recorded, to re-derive its generations from the first.
 Recording recording_of(store::CampaignContents contents);
+
+// Generation b proposed again where the file holds its first runs' parts: checks that they are b's
+// (same ids, runs, sources and duplicates), marks them committed (b.parts_committed) and answers
+// their requests from the file (b.premade), so that nothing measured is measured again. Nothing for
+// another generation; the parts are adopted once. Throws InputError naming `path` when the file's
+// variants are not b's (the templates or kevo changed since).
+void adopt_partial(Recording& r, Batch& b, const std::string& path);
 
 // The recorded measurements of a re-derived batch, one per request. Throws InputError naming
 // `path` when a variant is not the one recorded (the templates or kevo changed since).

@@ -2,14 +2,19 @@
 #include "search/results.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/candidate.h"
 #include "core/error.h"
 #include "core/fitness.h"
+#include "eval/runner.h"
 #include "mutate/manifest.h"
 #include "mutate/mutation.h"
 #include "mutate/space.h"
@@ -129,6 +134,28 @@ const store::GenerationRecord* last_generation(const store::CampaignContents& c,
   return last;
 }
 
+std::map<int32_t, PartialGeneration> partial_generations(const store::CampaignContents& c) {
+  std::map<int32_t, int32_t> last;  // run -> its last completed generation
+  for (const auto& g : c.generations)
+    if (auto [it, fresh] = last.emplace(g.run, g.generation); !fresh) it->second = std::max(it->second, g.generation);
+  std::map<int64_t, const store::VariantRecord*> beyond;  // variants after their run's last generation
+  for (const auto& v : c.variants) {
+    auto l = last.find(v.run);
+    if (v.generation > (l == last.end() ? -1 : l->second)) beyond[v.id] = &v;
+  }
+  std::map<int32_t, PartialGeneration> out;
+  for (const auto& m : c.measurements) {
+    auto v = beyond.find(m.variant);
+    if (v == beyond.end()) continue;
+    PartialGeneration& p = out[v->second->run];
+    p.generation = v->second->generation;
+    p.evaluations++;
+    if (m.status == "unmeasured") p.unmeasured++;
+    if (m.status == "ok" && m.fitness > p.best) p.best = m.fitness;
+  }
+  return out;
+}
+
 namespace {
 
 // Each chosen variant's task, description, source (from the file, else re-rendered) and launches.
@@ -231,7 +258,22 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
       d.gpu = m.gpu;
       break;
     }
-  // Curves: one point per generation (cumulative evaluations, best so far), per run.
+  // What each run measured after its last completed generation: the parts of the next generation
+  // committed as they were measured (a campaign running, or stopped mid-generation).
+  const std::map<int32_t, PartialGeneration> partial = partial_generations(c);
+  int64_t partial_evaluations = 0;
+  int partial_generation = -1;
+  for (const auto& [run, p] : partial) {
+    partial_evaluations += p.evaluations;
+    partial_generation = std::max(partial_generation, p.generation);
+  }
+  if (partial_evaluations > 0)
+    d.notes.push_back("generation " + std::to_string(partial_generation) + " is in the file in part: " +
+                      std::to_string(partial_evaluations) + " evaluations of " + std::to_string(partial.size()) +
+                      " runs, committed as each run's part was measured, are counted; the rest of it was not "
+                      "measured yet (`kevo resume` continues a stopped campaign)");
+  // Curves: one point per generation (cumulative evaluations, best so far), per run, and one for
+  // the part of the next generation measured.
   for (const auto& r : c.runs) {
     store::ReportSeries s;
     s.task = r.task;
@@ -242,6 +284,11 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
       if (g.run == r.id) gens.push_back(&g);
     std::sort(gens.begin(), gens.end(), [](auto* a, auto* b) { return a->generation < b->generation; });
     for (const auto* g : gens) s.points.push_back({g->evaluations, g->best_fitness});
+    if (auto p = partial.find(r.id); p != partial.end()) {
+      const int64_t before = gens.empty() ? 0 : gens.back()->evaluations;
+      const double best = gens.empty() ? 0 : gens.back()->best_fitness;
+      s.points.push_back({before + p->second.evaluations, std::max(best, p->second.best)});
+    }
     d.series.push_back(std::move(s));
   }
   if (is_ablation(c)) add_ablation(ablation_stats(c), d);
@@ -259,6 +306,10 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
     for (const auto& r : c.runs) {
       if (r.task != t.name) continue;
       s.runs++;
+      if (auto p = partial.find(r.id); p != partial.end()) {
+        s.evaluations += p->second.evaluations;
+        s.unmeasured += p->second.unmeasured;
+      }
       const store::GenerationRecord* last = last_generation(c, r.id);
       if (!last) continue;
       s.evaluations += last->evaluations;
@@ -287,6 +338,43 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
     d.tasks.push_back(std::move(s));
   }
   return d;
+}
+
+int join_torch_baseline(store::ReportData& d, const std::string& baseline) {
+  std::string gpu;
+  {
+    std::ifstream f(baseline, std::ios::binary);
+    const nlohmann::json root = nlohmann::json::parse(f, nullptr, false);
+    if (root.is_object() && root.contains("gpu") && root.at("gpu").is_string()) gpu = root.at("gpu").get<std::string>();
+  }
+  int joined = 0;
+  for (store::TaskSummary& t : d.tasks) {
+    if (t.workloads.empty()) continue;
+    const std::map<int, double> compile = eval::torch_compile_medians(baseline, t.task);  // throws for a bad file
+    bool added = false;
+    for (store::WorkloadRow& w : t.workloads) {
+      if (w.compile_ms > 0) continue;
+      auto it = compile.find(w.workload);
+      if (it == compile.end() || !(it->second > 0)) continue;
+      w.compile_ms = it->second;
+      added = true;
+    }
+    if (!added) continue;
+    ++joined;
+    if (t.best_vs_compile > 0) continue;
+    double log_sum = 0;
+    int timed = 0, with_compile = 0;
+    for (const store::WorkloadRow& w : t.workloads) {
+      if (!w.timed || !(w.best_ms > 0)) continue;
+      ++timed;
+      if (w.compile_ms > 0) log_sum += std::log(w.compile_ms / w.best_ms), ++with_compile;
+    }
+    if (with_compile > 0 && with_compile == timed) t.best_vs_compile = std::exp(log_sum / with_compile);
+  }
+  d.notes.push_back("torch.compile figures joined at report time from " + baseline +
+                    (gpu.empty() ? std::string() : " (measured on " + gpu + ")") + " for " + std::to_string(joined) +
+                    " task" + (joined == 1 ? "" : "s") + " whose best variant had none");
+  return joined;
 }
 
 }  // namespace kevo::search

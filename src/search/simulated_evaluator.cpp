@@ -1,6 +1,7 @@
 // The simulated evaluator: the GPU evaluator's pipeline in front of simulated GPUs
 // (eval/simulated_gpus.h), each variant answered with its recording after holding a GPU as long as
 // its evaluation would (--sim-eval-seconds, or what the recording took).
+#include <chrono>
 #include <future>
 #include <stdexcept>
 
@@ -49,7 +50,8 @@ class SimulatedEvaluator : public VariantEvaluator, private MeasuringBackend {
   }
 
   void submit(std::vector<EvalRequest> batch) override { pipeline_->submit(std::move(batch)); }
-  std::vector<store::MeasurementRecord> collect() override { return pipeline_->collect(); }
+  std::vector<store::MeasurementRecord> collect(size_t n = kAll) override { return pipeline_->collect(n); }
+  bool ready(size_t n = kAll, double seconds = 0) override { return pipeline_->ready(n, seconds); }
   std::vector<store::MeasurementRecord> measure(const std::vector<EvalRequest>& batch) override {
     submit(batch);
     return collect();
@@ -68,7 +70,11 @@ class SimulatedEvaluator : public VariantEvaluator, private MeasuringBackend {
     job.candidate = built->candidate;
     job.build = built->build;
     auto holding = std::make_shared<std::future<eval::Measurement>>(gpus_->submit(std::move(job), hold));
-    return [holding, answer = std::move(answer)]() mutable {
+    PendingRecord p;
+    p.wait = [holding](double seconds) {
+      return holding->wait_for(std::chrono::duration<double>(seconds)) == std::future_status::ready;
+    };
+    p.get = [holding, answer = std::move(answer)]() mutable {
       const eval::Measurement m = holding->get();
       if (m.status == eval::EvalStatus::WorkerCrashed || m.status == eval::EvalStatus::InternalError)
         throw std::runtime_error("simulated GPU: " + m.error);  // the engine broke, not the candidate
@@ -76,6 +82,7 @@ class SimulatedEvaluator : public VariantEvaluator, private MeasuringBackend {
       answer.gpu = m.gpu + ", " + answer.gpu;
       return answer;
     };
+    return p;
   }
 
   // What the recording says (the search sees what replay would show it), without holding a GPU.

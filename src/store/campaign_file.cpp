@@ -250,6 +250,38 @@ std::vector<VariantRecord> read_variants(const std::string& path, const std::set
   });
 }
 
+std::vector<MeasurementRecord> read_measurements(const std::string& path, const std::set<int64_t>& variants) {
+  return reading(path, [&] {
+    Id file = open_for_reading(path);
+    std::vector<hsize_t> rows;
+    {
+      Id g = h5::open_group(file.get(), "measurements");
+      const std::vector<int64_t> variant = h5::read_number_column<int64_t>(g.get(), "measurements", "variant");
+      for (size_t i = 0; i < variant.size(); ++i)
+        if (variants.count(variant[i])) rows.push_back(i);
+    }
+    std::vector<MeasurementRecord> out = h5::read_some_rows(file.get(), "measurements", schema::measurement_columns(), rows);
+    std::map<int64_t, size_t> index;  // measurement row -> its place in `out`
+    for (size_t k = 0; k < rows.size(); ++k) index[static_cast<int64_t>(rows[k])] = k;
+    std::vector<hsize_t> wrows;
+    {
+      Id g = h5::open_group(file.get(), "workloads");
+      const std::vector<int64_t> of = h5::read_number_column<int64_t>(g.get(), "workloads", "measurement");
+      for (size_t i = 0; i < of.size(); ++i)
+        if (index.count(of[i])) wrows.push_back(i);
+    }
+    for (schema::WorkloadRow& x : h5::read_some_rows(file.get(), "workloads", schema::workload_columns(), wrows)) {
+      MeasurementRecord& m = out[index.at(x.measurement)];
+      if (m.variant != x.variant)
+        throw Failure("a /workloads row names variant " + std::to_string(x.variant) + " but its measurement is of variant " +
+                      std::to_string(m.variant));
+      m.workloads.push_back({x.workload, std::move(x.status), x.median_ms, x.eager_ms, x.compile_ms, x.floor_ms,
+                             x.speedup, x.max_error_ratio});
+    }
+    return out;
+  });
+}
+
 void scan_variant_keys(const std::string& path, const std::function<void(const VariantKey&)>& fn) {
   reading(path, [&] {
     Id file = open_for_reading(path);
@@ -257,12 +289,13 @@ void scan_variant_keys(const std::string& path, const std::function<void(const V
     const std::vector<int64_t> id = h5::read_number_column<int64_t>(g.get(), "variants", "id");
     const std::vector<int32_t> run = h5::read_number_column<int32_t>(g.get(), "variants", "run");
     const std::vector<int64_t> dup = h5::read_number_column<int64_t>(g.get(), "variants", "duplicate_of");
+    const std::vector<int32_t> generation = h5::read_number_column<int32_t>(g.get(), "variants", "generation");
     const h5::FixedText hash = h5::read_text_column(g.get(), "variants", "source_hash");
-    if (run.size() != id.size() || dup.size() != id.size() || hash.n != id.size())
+    if (run.size() != id.size() || dup.size() != id.size() || generation.size() != id.size() || hash.n != id.size())
       throw Failure("table /variants: its columns have different lengths");
     for (size_t i = 0; i < id.size(); ++i) {
       const char* p = hash.bytes.data() + i * hash.width;
-      fn(VariantKey{run[i], id[i], dup[i], std::string_view(p, strnlen(p, hash.width))});
+      fn(VariantKey{run[i], id[i], dup[i], std::string_view(p, strnlen(p, hash.width)), generation[i]});
     }
     return 0;
   });

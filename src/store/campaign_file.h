@@ -56,12 +56,18 @@ std::map<std::string, std::string> read_sources(const std::string& path, const s
 // needs of a large file. Throws InputError like read_campaign.
 std::vector<VariantRecord> read_variants(const std::string& path, const std::set<int64_t>& ids);
 
-// Each variant's run, id, source hash and duplicate_of, in file order, without the rest of the file:
-// what a resume rebuilds its duplicate index from. Throws InputError like read_campaign.
+// The measurements (with their workloads) of the variants with these ids (those the file holds),
+// in file order, read alone: what a resume takes of a generation the file holds only part of.
+// Throws InputError like read_campaign.
+std::vector<MeasurementRecord> read_measurements(const std::string& path, const std::set<int64_t>& variants);
+
+// Each variant's run, id, generation, source hash and duplicate_of, in file order, without the rest
+// of the file: what a resume rebuilds its duplicate index from. Throws InputError like read_campaign.
 struct VariantKey {
   int32_t run = 0;
   int64_t id = 0, duplicate_of = -1;
   std::string_view source_hash;
+  int32_t generation = 0;
 };
 void scan_variant_keys(const std::string& path, const std::function<void(const VariantKey&)>& fn);
 

@@ -143,6 +143,115 @@ TEST(Run, KilledAtRandomMomentsAndResumedFinishesWithTheUninterruptedArchive) {
   EXPECT_GT(kills, 4) << "the kills never landed: the test proves nothing";
 }
 
+// A kevo process whose output (stdout and stderr together) is read line by line while it runs.
+struct Running {
+  pid_t pid = -1;
+  FILE* out = nullptr;
+  std::string said;
+  // Reads lines until one contains `text` (true) or the output ends (false).
+  bool read_until(const std::string& text) {
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, out)) {
+      said += buf;
+      if (std::string(buf).find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+  // Reads the rest and waits: the exit status, or 128 + the signal that ended it.
+  int finish() {
+    char buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof buf, out)) said.append(buf, n);
+    std::fclose(out);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+Running start_kevo(const std::vector<std::string>& args) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {};
+  Running r;
+  r.pid = ::fork();
+  if (r.pid == 0) {
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    std::vector<char*> argv{const_cast<char*>(KEVO_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(KEVO_BINARY, argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  r.out = ::fdopen(fds[0], "r");
+  return r;
+}
+
+// Issue 19: a campaign over several tasks on (simulated) GPUs, stopped by a deadline's SIGTERM
+// while its GPU measures a generation, keeps each task's part measured before it (committed as it
+// was measured, its line printed), exits at once with one line and 143, and `kevo resume` measures
+// only the rest, ending as the uninterrupted campaign.
+TEST(Run, SigtermMidGenerationKeepsTheTasksMeasuredAndResumeFinishes) {
+  const std::string args = kRoot + "tasks/01_relu.json " + kRoot + "tasks/06_sum_dim1.json --replay " + replay_file() +
+                           " --budget-evals 8 --population 4 --islands 1 --seed 5";
+  const std::string replayed = temp_path("replayed.h5"), path = temp_path("stopped.h5");
+  ASSERT_EQ(testing::run_kevo("run " + args + " --out " + replayed).status, 0);
+  Running k = start_kevo(split("run " + args + " --out " + path + " --simulate-gpus 1 --sim-eval-seconds 0.4 " +
+                               "--compile-workers 2 --cache-dir " + temp_path("cubin")));
+  ASSERT_TRUE(k.read_until("gen 0 | relu: 4 evaluations")) << k.said;
+  const auto signalled = std::chrono::steady_clock::now();
+  ::kill(k.pid, SIGTERM);
+  const int status = k.finish();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  EXPECT_EQ(status, 128 + SIGTERM) << k.said;
+  EXPECT_LT(took, 1.0) << "it waited for the evaluations under way";
+  EXPECT_NE(k.said.find(" -> " + path + ": 2 tasks"), std::string::npos) << "the first line never reached the log: " << k.said;
+  EXPECT_NE(k.said.find("kevo run: stopped by SIGTERM in generation 0: " + path + " holds 4 evaluations"), std::string::npos)
+      << k.said;
+  EXPECT_EQ(k.said.find("gen 0 | evals"), std::string::npos) << "generation 0 was not measured whole: " << k.said;
+  const store::CampaignContents kept = store::read_campaign(path);
+  EXPECT_EQ(kept.measurements.size(), 4u);
+  EXPECT_TRUE(kept.generations.empty());
+  auto report = testing::run_kevo("report " + path);
+  EXPECT_NE(report.out.find("relu: 4 evaluations"), std::string::npos) << report.out;
+  auto resumed = testing::run_kevo("resume " + path);
+  ASSERT_EQ(resumed.status, 0) << resumed.out;
+  EXPECT_EQ(fingerprint(path), fingerprint(replayed));
+}
+
+// SIGTERM at random moments of a replayed campaign over two tasks: each stop is clean (status 143
+// and one line, or the signal came before kevo could catch it), and the resumed campaign ends as
+// the uninterrupted one.
+TEST(Run, SigtermAtRandomMomentsStopsCleanlyAndResumeFinishes) {
+  std::string whole = temp_path("whole.h5");
+  ASSERT_EQ(testing::run_kevo("run " + campaign_args(whole)).status, 0);
+  const std::string expected = fingerprint(whole);
+  std::mt19937 rng(20261205);
+  int clean = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::string path = temp_path("terminated.h5");
+    for (int attempt = 0;; ++attempt) {
+      ASSERT_LT(attempt, 200) << "never finished";
+      Running k = start_kevo(exists(path) ? std::vector<std::string>{"resume", path} : split("run " + campaign_args(path)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 300 + 40 * attempt)(rng)));
+      ::kill(k.pid, SIGTERM);
+      const int status = k.finish();
+      if (status == 0) break;
+      if (status == 128 + SIGTERM && k.said.find("stopped by SIGTERM") != std::string::npos) {
+        ++clean;
+        EXPECT_EQ(k.said.find("stopped by"), k.said.rfind("stopped by")) << k.said;
+        EXPECT_NE(k.said.find("` continues\n"), std::string::npos) << k.said;
+      } else {
+        EXPECT_EQ(status, 128 + SIGTERM) << k.said;  // before main: the default action
+      }
+    }
+    EXPECT_EQ(fingerprint(path), expected) << "round " << round;
+  }
+  EXPECT_GT(clean, 2) << "no SIGTERM was caught: the test proves nothing";
+}
+
 TEST(Run, CorruptOrTruncatedCampaignFilesGetOneLineAndStayAsTheyWere) {
   std::string good = temp_path("good.h5");
   ASSERT_EQ(testing::run_kevo("run " + campaign_args(good)).status, 0);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "core/error.h"
 #include "search/campaign.h"
+#include "search/results.h"
 #include "mutate/mutation.h"
 #include "search/sweep.h"
 #include "store/campaign_file.h"
@@ -85,20 +87,28 @@ TEST(Campaign, SameSeedAndSameEvaluatorGiveTheSameCampaign) {
 }
 
 // The synthetic landscape behind the pipelined interface, as the GPU evaluators are: a batch is
-// held from submit() until collected, and the most ever held at once is counted.
+// held from submit() until collected (a part at a time), and the most ever held at once is counted.
 class PipelinedEvaluator : public testing::SyntheticEvaluator {
  public:
   void submit(std::vector<EvalRequest> batch) override {
-    held.push_back(std::move(batch));
+    held.push_back(batch.size());
     most_held = std::max(most_held, held.size());
+    SyntheticEvaluator::submit(std::move(batch));
   }
-  std::vector<store::MeasurementRecord> collect() override {
-    std::vector<EvalRequest> b = std::move(held.front());
-    held.pop_front();
-    return measure(b);
+  std::vector<store::MeasurementRecord> collect(size_t n) override {
+    std::vector<store::MeasurementRecord> out;
+    try {
+      out = SyntheticEvaluator::collect(n);
+    } catch (...) {
+      held.pop_front();  // a collect that throws takes its batch
+      throw;
+    }
+    taken += out.size();
+    if (taken == held.front()) held.pop_front(), taken = 0;
+    return out;
   }
-  std::deque<std::vector<EvalRequest>> held;
-  size_t most_held = 0;
+  std::deque<size_t> held;  // the batches' sizes
+  size_t taken = 0, most_held = 0;
 };
 
 TEST(Campaign, HandsTheNextGenerationOverBeforeCollectingOneAndSearchesAsIfEachWereMeasuredInTurn) {
@@ -113,6 +123,127 @@ TEST(Campaign, HandsTheNextGenerationOverBeforeCollectingOneAndSearchesAsIfEachW
   crashing.fail_after = 3;
   EXPECT_THROW(run_campaign(small_config(), crashing), std::runtime_error);
   EXPECT_TRUE(crashing.held.empty());
+}
+
+// Three tasks: a generation is three runs' parts.
+const std::vector<std::string> kThreeTasks = {kRoot + "tasks/01_relu.json", kRoot + "tasks/06_sum_dim1.json",
+                                              kRoot + "tasks/02_gelu.json"};
+
+// A GPU that has measured only the first `parts` parts it is asked for (its collects): ready() says
+// so, and a campaign waiting on it sees it stall. What it handed back is counted.
+class StallingEvaluator : public PipelinedEvaluator {
+ public:
+  explicit StallingEvaluator(int parts) : parts_(parts) {}
+  bool ready(size_t, double) override {
+    if (collects < parts_) return true;
+    stalled = true;
+    return false;
+  }
+  std::vector<store::MeasurementRecord> collect(size_t n) override {
+    ++collects;
+    std::vector<store::MeasurementRecord> out = PipelinedEvaluator::collect(n);
+    for (const auto& m : out) handed_back.insert(m.variant);
+    return out;
+  }
+  int collects = 0;
+  bool stalled = false;
+  std::set<int64_t> handed_back;  // variants whose measurements the campaign took
+
+ private:
+  int parts_;
+};
+
+// The issue-19 deadline: a campaign over several tasks commits each task's part of a generation as
+// soon as it is measured, so a stop (a deadline's SIGTERM) while the GPU is still busy with the
+// generation keeps what was measured; `kevo resume` takes it from the file (nothing is measured
+// twice) and ends as the uninterrupted campaign. Stopped in generation 1 (a file with no resume
+// state: re-derived) and generation 3 (resumed from the kept states).
+TEST(Campaign, StoppedMidGenerationKeepsEachTaskPartMeasuredAndResumeFinishesIt) {
+  CampaignConfig c = small_config();
+  testing::SyntheticEvaluator whole_ev;
+  const std::string whole = temp_path("whole3.h5");
+  Campaign::create(whole, c, kThreeTasks, whole_ev, "test")->run();
+  const Fingerprint expected = fingerprint(store::read_campaign(whole));
+  const size_t total = store::read_campaign(whole).measurements.size();
+  ASSERT_EQ(total, 180u);
+  for (int g : {1, 3}) {
+    SCOPED_TRACE("stopped in generation " + std::to_string(g));
+    const std::string path = temp_path("stopped.h5");
+    StallingEvaluator ev(3 * g + 1);  // generations before g whole, and the first task's part of g
+    std::vector<Progress> reports;
+    std::set<int64_t> handed_back;
+    {
+      auto campaign = Campaign::create(path, c, kThreeTasks, ev, "test");
+      EXPECT_FALSE(campaign->run([&](const Progress& p) { reports.push_back(p); }, [&] { return ev.stalled; }));
+      EXPECT_EQ(ev.collects, 3 * g + 1) << "it collected a part that was not measured, or left one measured";
+      handed_back = ev.handed_back;
+    }
+    EXPECT_TRUE(ev.held.empty()) << "the campaign left batches with the evaluator when it was destroyed";
+    const store::CampaignContents k = store::read_campaign(path);
+    // Every measurement handed back is in the file; the generation stopped in is in it in part.
+    std::set<int64_t> stored;
+    for (const auto& m : k.measurements) stored.insert(m.variant);
+    EXPECT_EQ(stored, handed_back);
+    EXPECT_EQ(k.measurements.size(), handed_back.size());
+    std::set<int32_t> runs_of_g;
+    int last_generation = -1;
+    for (const auto& v : k.variants)
+      if (v.generation == g) runs_of_g.insert(v.run);
+    for (const auto& r : k.generations) last_generation = std::max(last_generation, r.generation);
+    EXPECT_EQ(last_generation, g - 1);
+    EXPECT_EQ(runs_of_g, std::set<int32_t>{0}) << "only the first task's part of generation " << g << " was measured";
+    // A report counts what the file holds, the generation's part included.
+    const store::ReportData d = report_data(k, path);
+    int64_t reported = 0;
+    for (const store::TaskSummary& t : d.tasks) reported += t.evaluations;
+    EXPECT_EQ(reported, static_cast<int64_t>(k.measurements.size()));
+    EXPECT_TRUE(std::any_of(d.notes.begin(), d.notes.end(),
+                            [&](const std::string& n) { return n.find("generation " + std::to_string(g) + " is in the file in part") == 0; }));
+    // Its progress was reported as it was committed: the part's line, then nothing more.
+    ASSERT_FALSE(reports.empty());
+    EXPECT_EQ(reports.back().part_run, 0);
+    EXPECT_EQ(reports.back().generation, g);
+    EXPECT_EQ(reports.back().part_task, "relu");
+    EXPECT_EQ(reports.back().evaluations, static_cast<int64_t>(k.measurements.size()));
+    // Resumed, it measures only what is not in the file and ends as the uninterrupted campaign.
+    testing::SyntheticEvaluator rest;
+    Campaign::resume(path, rest)->run();
+    EXPECT_TRUE(expected == fingerprint(store::read_campaign(path)));
+    EXPECT_EQ(stored.size() + rest.requests.size(), total) << "measured twice, or never";
+    for (const auto& r : rest.requests) EXPECT_EQ(stored.count(r.variant), 0u) << "variant " << r.variant << " measured again";
+  }
+}
+
+// Each generation's parts are reported as they are committed, run by run, before the generation:
+// a part's figures are its run's after the generation.
+TEST(Campaign, ReportsEachTaskPartOfAGenerationThenTheGeneration) {
+  testing::SyntheticEvaluator ev;
+  std::vector<Progress> reports;
+  Campaign::create(temp_path("parts.h5"), small_config(), kThreeTasks, ev, "test")->run([&](const Progress& p) {
+    reports.push_back(p);
+  });
+  std::vector<const Progress*> parts;
+  int generations = 0;
+  for (const Progress& p : reports) {
+    if (p.part_run >= 0) {
+      if (!parts.empty()) {
+        EXPECT_GT(p.part_run, parts.back()->part_run) << "parts in run order";
+      }
+      parts.push_back(&p);
+      continue;
+    }
+    ++generations;
+    ASSERT_FALSE(parts.empty()) << "generation " << p.generation << " reported no part";
+    EXPECT_EQ(parts.back()->evaluations, p.evaluations) << "the last part completes generation " << p.generation;
+    for (const Progress* q : parts) {
+      EXPECT_EQ(q->generation, p.generation);
+      EXPECT_EQ(q->part_task, p.best.at(static_cast<size_t>(q->part_run)).first);
+      EXPECT_DOUBLE_EQ(q->part_best, p.best.at(static_cast<size_t>(q->part_run)).second);
+    }
+    parts.clear();
+  }
+  EXPECT_GE(generations, 5);
+  EXPECT_TRUE(parts.empty());
 }
 
 TEST(Campaign, KeepsTheBudgetAndNeverMeasuresASourceTwice) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -158,6 +159,52 @@ TEST(Results, NewCampaignsRecordTheWeightedFitnessAndALaunchAwareFloor) {
   EXPECT_FALSE(back.tasks[0].workloads[1].timed);
   EXPECT_EQ(back.tasks[0].workloads[0].launches, 1);
   EXPECT_NE(store::render_html(d).find("checked, not timed"), std::string::npos);
+}
+
+// A torch baseline finished after the campaign measured its tasks (issue 19: the baseline was cut
+// by a deadline) joins at report time: best variants without torch.compile figures get the
+// baseline's, and their best over torch.compile is the evaluator's (the geometric mean of
+// torch.compile / best over the timed workloads); what the campaign measured stays.
+TEST(Results, ATorchBaselineJoinsAtReportTime) {
+  store::ReportData d;
+  store::TaskSummary measured_without, measured_with, unknown;
+  measured_without.task = "relu";
+  measured_without.workloads = {{}, {}};
+  measured_without.workloads[0].workload = 0;
+  measured_without.workloads[0].best_ms = 1.0;
+  measured_without.workloads[1].workload = 1;
+  measured_without.workloads[1].best_ms = 0.002;
+  measured_without.workloads[1].timed = false;  // checked only: not in the figure
+  measured_with = measured_without;
+  measured_with.task = "softmax";
+  measured_with.workloads[0].compile_ms = 3.0;
+  measured_with.best_vs_compile = 3.0;
+  unknown.task = "gelu";  // no best variant
+  d.tasks = {measured_without, measured_with, unknown};
+  const std::string baseline = temp_path("baseline.json");
+  nlohmann::json w0 = {{"index", 0}, {"compile", {{"status", "ok"}, {"median_ms", 4.0}}}};
+  nlohmann::json w1 = {{"index", 1}, {"compile", {{"status", "ok"}, {"median_ms", 0.004}}}};
+  nlohmann::json doc = {{"tool", "torch_baseline"},
+                        {"gpu", "NVIDIA H100 80GB HBM3"},
+                        {"tasks",
+                         {{{"name", "relu"}, {"workloads", {w0, w1}}},
+                          {{"name", "softmax"}, {"workloads", {w0, w1}}},
+                          {{"name", "gelu"}, {"workloads", {w0}}}}}};
+  std::ofstream(baseline) << doc.dump();
+  EXPECT_EQ(join_torch_baseline(d, baseline), 2);
+  EXPECT_DOUBLE_EQ(d.tasks[0].workloads[0].compile_ms, 4.0);
+  EXPECT_DOUBLE_EQ(d.tasks[0].workloads[1].compile_ms, 0.004);
+  EXPECT_DOUBLE_EQ(d.tasks[0].best_vs_compile, 4.0) << "the timed workload's torch.compile / best";
+  EXPECT_DOUBLE_EQ(d.tasks[1].workloads[0].compile_ms, 3.0) << "a figure the campaign measured was replaced";
+  EXPECT_DOUBLE_EQ(d.tasks[1].workloads[1].compile_ms, 0.004);
+  EXPECT_DOUBLE_EQ(d.tasks[1].best_vs_compile, 3.0);
+  EXPECT_TRUE(d.tasks[2].workloads.empty());
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_NE(d.notes.back().find("NVIDIA H100 80GB HBM3"), std::string::npos) << d.notes.back();
+  EXPECT_NE(d.notes.back().find("for 2 tasks"), std::string::npos) << d.notes.back();
+  const std::string bad = temp_path("bad.json");
+  std::ofstream(bad) << "{}";
+  EXPECT_THROW(join_torch_baseline(d, bad), InputError);
 }
 
 }  // namespace
