@@ -397,6 +397,25 @@ int input_error(const std::string& cmd, const std::exception& e) {
   return 2;
 }
 
+// Runs a campaign with its progress lines (the last one in `last`); a stop signal commits what was
+// measured and ends the process (exit_stopped). Non-zero: the campaign's input error, reported.
+int run_campaign(const std::string& cmd, search::Campaign& campaign, const std::string& path, search::Progress& last) {
+  bool reported = false;
+  try {
+    if (!campaign.run(
+            [&](const search::Progress& p) {
+              last = p;
+              reported = true;
+              show(p);
+            },
+            stop_signalled))
+      exit_stopped(cmd, path, last, reported);
+  } catch (const std::runtime_error& e) {  // InputError is one
+    return input_error(cmd, e);
+  }
+  return 0;
+}
+
 // The summary of the campaign file at `path` once its campaign has run.
 int summarize(const std::string& cmd, const std::string& path, const search::VariantEvaluator& ev) {
   try {
@@ -462,21 +481,7 @@ int cmd_run(const std::vector<std::string>& args) {
             << (tasks.size() == 1 ? "" : "s") << ", policy " << c.arm << ", " << c.islands << " islands x "
             << c.population << ", " << c.budget_evals << " evaluations per task, on " << evaluator->describe() << "\n";
   search::Progress last;
-  bool reported = false;
-  try {
-    if (!campaign->run(
-            [&](const search::Progress& p) {
-              last = p;
-              reported = true;
-              show(p);
-            },
-            stop_signalled))
-      exit_stopped("run", out, last, reported);
-  } catch (const InputError& e) {
-    return input_error("run", e);
-  } catch (const std::runtime_error& e) {
-    return input_error("run", e);
-  }
+  if (int rc = run_campaign("run", *campaign, out, last); rc != 0) return rc;
   if (int rc = summarize("run", out, *evaluator); rc != 0) return rc;
   engine_summary(*evaluator, last);
   if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
@@ -614,21 +619,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   if (!note.empty()) std::cout << "kevo resume: " << note << "\n";
   std::cout << "resuming " << path << " on " << evaluator->describe() << "\n";
   search::Progress last;
-  bool reported = false;
-  try {
-    if (!campaign->run(
-            [&](const search::Progress& p) {
-              last = p;
-              reported = true;
-              show(p);
-            },
-            stop_signalled))
-      exit_stopped("resume", path, last, reported);
-  } catch (const InputError& e) {
-    return input_error("resume", e);
-  } catch (const std::runtime_error& e) {
-    return input_error("resume", e);
-  }
+  if (int rc = run_campaign("resume", *campaign, path, last); rc != 0) return rc;
   if (int rc = summarize("resume", path, *evaluator); rc != 0) return rc;
   engine_summary(*evaluator, last);
   return 0;
