@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -199,7 +201,8 @@ TEST(SplitSpaces, ANormAfterTheGemmAsksTheGemmForMoreAccuracy) {
 // atol alone (a sum near zero): on an H100, 3xbf16 products summed over N = 8192 came out 5x the
 // tolerance at 1e-4 (KernelBench level 2 #18). The GEMM's precision is admitted against
 // rtol / sqrt(N): at N = 4096 and 1e-4 neither 3xbf16 nor plain TF32 nor 3xTF32 chained on the
-// tensor cores, only the promoted form; at 1e-2 3xbf16 again.
+// tensor cores, only the promoted form; at 1e-2 3xbf16 again, and at 1e-4 before a sum of values
+// that cannot be negative.
 TEST(SplitSpaces, ASumAfterTheGemmAsksTheGemmForAccuracyThatGrowsWithTheTermsSummed) {
   Task sum = load_task(kRoot + "tests/data/tasks/linear_sum.json");
   auto s = split_space(sum, "sm_90a");
@@ -207,6 +210,14 @@ TEST(SplitSpaces, ASumAfterTheGemmAsksTheGemmForAccuracyThatGrowsWithTheTermsSum
   EXPECT_EQ(precisions_drawn(*s), std::set<int64_t>{4}) << "promoted 3xTF32 only before a sum over 4096 at 1e-4";
   sum.tolerance = {1e-2, 1e-2};
   EXPECT_EQ(precisions_drawn(*split_space(sum, "sm_90a")).count(3), 1u) << "3xbf16 before the sum at 1e-2";
+  // A sum of sigmoids cannot cancel: its relative error is its terms', and 3xbf16 stays at 1e-4.
+  std::ifstream file(kRoot + "tests/data/tasks/linear_sum.json");
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string linear = "torch.sum(F.linear(x, W, b), dim=1";
+  ASSERT_NE(text.find(linear), std::string::npos);
+  text.replace(text.find(linear), linear.size(), "torch.sum(torch.sigmoid(F.linear(x, W, b)), dim=1");
+  const Task sigmoids = parse_task(text, "linear_sum_of_sigmoids.json");
+  EXPECT_EQ(precisions_drawn(*split_space(sigmoids, "sm_90a")).count(3), 1u) << "3xbf16 before a sum of sigmoids at 1e-4";
 }
 
 // A split space's legal genomes are a small share of its domain (each part's share, multiplied):
