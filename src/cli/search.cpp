@@ -1,14 +1,12 @@
 // `kevo run`, `kevo ablate`, `kevo resume` and `kevo sweep`: campaigns, ablations and sweeps, on
 // the GPU or replayed, with a live progress line.
 #include <dirent.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -16,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/campaign_progress.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "core/error.h"
@@ -31,14 +30,6 @@
 namespace kevo::cli {
 
 namespace {
-
-std::string duration(double s) {
-  if (!(s >= 0) || s > 1e8) return "?";
-  long t = std::lround(s);
-  if (t >= 3600) return std::to_string(t / 3600) + "h" + fmt("%02.0f", (t % 3600) / 60.0) + "m";
-  if (t >= 60) return std::to_string(t / 60) + "m" + fmt("%02.0f", static_cast<double>(t % 60)) + "s";
-  return std::to_string(t) + "s";
-}
 
 bool is_dir(const std::string& p) {
   struct stat st;
@@ -157,80 +148,6 @@ std::string join_args(const std::string& cmd, const std::vector<std::string>& ar
   std::string s = "kevo " + cmd;
   for (const auto& a : args) s += " " + a;
   return s;
-}
-
-// SIGINT and SIGTERM (Ctrl-C, a deadline's `timeout`) stop a campaign cleanly: the handler notes
-// the signal and the default action comes back, so a second one ends the process at once.
-volatile std::sig_atomic_t stop_signal = 0;
-
-extern "C" void note_stop_signal(int sig) { stop_signal = sig; }
-
-void catch_stop_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = note_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-}
-
-bool stop_signalled() { return stop_signal != 0; }
-
-// Lines reach a log file as they are printed (stdout is block-buffered when it is not a terminal,
-// and a process killed at a deadline would lose what the buffer held).
-void line_buffered_stdout() { std::setvbuf(stdout, nullptr, _IOLBF, 0); }
-
-// After a stop: one line, and the process ends at once. What was measured is committed and the file
-// is closed; the evaluations still under way are abandoned (their workers die with kevo) rather than
-// waited for, since a deadline's `timeout -k` kills soon after its SIGTERM.
-[[noreturn]] void exit_stopped(const std::string& cmd, const std::string& path, const search::Progress& last,
-                               bool reported) {
-  const int sig = stop_signal;
-  if (::isatty(STDERR_FILENO)) std::cerr << "\n";
-  std::cerr << "kevo " << cmd << ": stopped by " << (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
-  if (reported)
-    std::cerr << " in generation " << last.generation << ": " << path << " holds " << last.evaluations
-              << " evaluations, every one measured in time";
-  else
-    std::cerr << " before anything new was measured: " << path << " is as it was";
-  std::cerr << "; `kevo resume " << path << "` continues" << std::endl;
-  std::fflush(nullptr);
-  std::_Exit(128 + (sig > 0 ? sig : SIGTERM));
-}
-
-// A run's part of a generation, committed: one line on stdout (a log shows the campaign's progress
-// task by task).
-void show_part(const search::Progress& p) {
-  static const bool tty = ::isatty(STDERR_FILENO);
-  if (tty) std::cerr << "\r\033[K" << std::flush;  // the status line goes; the next generation's redraws it
-  std::ostringstream line;
-  line << "gen " << p.generation << " | " << p.part_task << ": " << p.part_evaluations << " evaluations, ";
-  if (p.part_best > 0) line << "best " << fmt("%.3f", p.part_best) << "x";
-  else line << "no correct variant yet";
-  line << " | campaign " << p.evaluations << "/" << p.budget << " evaluations";
-  if (p.commit_seconds > 0) line << " | commit " << fmt("%.0f", 1000 * p.commit_seconds) << " ms";
-  line << " | " << duration(p.elapsed_seconds) << " elapsed";
-  std::cout << line.str() << std::endl;
-}
-
-// One progress line: rewritten in place on a terminal, one line per generation otherwise; a run's
-// part of a generation gets a line of its own on stdout.
-void show(const search::Progress& p) {
-  if (p.part_run >= 0) return show_part(p);
-  static const bool tty = ::isatty(STDERR_FILENO);
-  std::ostringstream line;
-  line << (p.replaying_file ? "re-deriving gen " : "gen ") << p.generation << " | evals " << p.evaluations << "/"
-       << p.budget << " | best";
-  for (const auto& [task, best] : p.best) line << " " << task << " " << fmt("%.2f", best) << "x";
-  if (p.gpu_busy_fraction > 0) line << " | GPU busy " << fmt("%.0f", 100 * p.gpu_busy_fraction) << "%";
-  if (p.llm_requests > 0)
-    line << " | llm " << p.llm_requests << " requests, " << p.llm_failed << " failed (" << p.llm_rate_limited
-         << " rate-limited, " << p.llm_timeouts << " timeouts), " << p.llm_bad_replies << " unusable replies, "
-         << p.llm_tokens << " tokens";
-  if (p.commit_seconds > 0) line << " | commit " << fmt("%.0f", 1000 * p.commit_seconds) << " ms";
-  line << " | " << duration(p.elapsed_seconds) << " elapsed, ~" << duration(p.seconds_left) << " left";
-  if (tty) std::cerr << "\r\033[K" << line.str() << std::flush;
-  else std::cerr << line.str() << "\n";
 }
 
 // What the summary after a campaign reads of its file: the runs and generations, the runs' best
