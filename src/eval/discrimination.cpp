@@ -59,12 +59,6 @@ bool rounding_noise(const torch::Tensor& ref, const torch::Tensor& exact, const 
 
 }  // namespace
 
-bool Discrimination::any_scaled() const {
-  for (const OutputVerdict& v : outputs)
-    if (v.scaled) return true;
-  return false;
-}
-
 bool Discrimination::ok() const {
   for (const OutputVerdict& v : outputs)
     if (!v.discriminates()) return false;
@@ -110,7 +104,7 @@ std::vector<std::string> Discrimination::report(const Tolerance& t) const {
 }
 
 Discrimination discriminate(const Task& task, const Draw& declared, const Draw& declared2, const Draw& perturbed,
-                            const Draw& perturbed2, const Draw* exact) {
+                            const Draw& perturbed2, const std::function<const Draw*()>& exact) {
   Discrimination d;
   const Criterion plain{task.tolerance, false}, scaled{task.tolerance, true};
   for (size_t o = 0; o < task.outputs.size() && o < declared.outputs.size(); ++o) {
@@ -121,7 +115,8 @@ Discrimination discriminate(const Task& task, const Draw& declared, const Draw& 
     v.plain_accepts = accepted(d0, d1, moved, plain, /*everywhere=*/false);
     v.scaled_atol = scaled.atol_for(d0);
     if (!v.plain_accepts.empty()) {
-      v.noise = exact && o < exact->outputs.size() && rounding_noise(d0, exact->outputs[o], scaled);
+      const Draw* e = exact ? exact() : nullptr;
+      v.noise = e && o < e->outputs.size() && rounding_noise(d0, e->outputs[o], scaled);
       v.scaled = !v.noise;
       v.still_accepts = accepted(d0, d1, moved, v.scaled ? scaled : plain, /*everywhere=*/true);
     }

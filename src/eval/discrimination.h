@@ -12,6 +12,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,6 @@ struct Discrimination {
   std::vector<OutputVerdict> outputs;
   std::string perturbation;  // what the perturbed draw analysed did to the inputs
   bool ok() const;
-  bool any_scaled() const;
   // One line when !ok: "output y: even atol 1e-12 accepts zeros: no check can tell ...".
   std::string error() const;
   // The criterion each output is checked with, in contract order.
@@ -50,12 +50,14 @@ struct Discrimination {
 };
 
 // `declared`, `declared2`: two draws of the contract's distributions; `perturbed`, `perturbed2`:
-// two perturbed draws; all of one workload. `exact`, where given: `declared`'s inputs run in
-// float64. An output whose reference misses that by more than the scaled atol is rounding noise
-// around an exact result near zero (the mean of a normalised tensor): no kernel could meet the
-// scaled check, zeros are right to within what the dtype resolves, and it keeps the contract's
-// tolerance (OutputVerdict::noise); the perturbed draws, where its outputs move, still tell.
+// two perturbed draws; all of one workload. `exact`, where given, is asked (only for an
+// output the contract's tolerance would need scaled) for `declared`'s inputs run in float64, or
+// null where they cannot run so. An output whose reference misses that by more than the scaled atol
+// is rounding noise around an exact result near zero (the mean of a normalised tensor): no kernel
+// could meet the scaled check, zeros are right to within what the dtype resolves, and it keeps the
+// contract's tolerance (OutputVerdict::noise); the perturbed draws, where its outputs move, still
+// tell.
 Discrimination discriminate(const Task& task, const Draw& declared, const Draw& declared2, const Draw& perturbed,
-                            const Draw& perturbed2, const Draw* exact = nullptr);
+                            const Draw& perturbed2, const std::function<const Draw*()>& exact = {});
 
 }  // namespace kevo::eval

@@ -60,10 +60,13 @@ Discrimination discriminate_on(const Task& task, const Graph& graph, const Workl
   const Draw d0 = outputs_of(s.declared, false), d1 = outputs_of(s.declared2, false);
   Perturbation used;
   const Draw p1 = outputs_of(s.perturbed, true, &used), p2 = outputs_of(s.perturbed2, true);
-  Discrimination d = discriminate(task, d0, d1, p1, p2);
-  if (d.any_scaled())  // are the outputs the scaled check needs resolvable at all?
-    if (const std::optional<Draw> exact = exact_draw(task, graph, w, s.declared, device))
-      d = discriminate(task, d0, d1, p1, p2, &*exact);
+  // The float64 run, only where an output would need the scaled check: are its outputs resolvable?
+  std::optional<std::optional<Draw>> exact;
+  auto exact_once = [&]() -> const Draw* {
+    if (!exact) exact = exact_draw(task, graph, w, s.declared, device);
+    return *exact ? &**exact : nullptr;
+  };
+  Discrimination d = discriminate(task, d0, d1, p1, p2, exact_once);
   d.perturbation = used.describe();
   return d;
 }
