@@ -11,7 +11,7 @@
 # The report joins the baseline's torch.compile figures for tasks the campaign measured before the
 # baseline had them. Usage on the GPU node, after scripts/device.sh has built build-gpu/:
 #   OUT=DIR bench/kernelbench_campaign.sh CONTRACTS_DIR
-# DRY_RUN=1 prints the commands it would run instead.
+# POPULATION (default 8) is the offspring of a generation; DRY_RUN=1 prints the commands it would run instead.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=$(cd "${1:?usage: OUT=DIR $0 CONTRACTS_DIR}" && pwd)
@@ -69,7 +69,7 @@ if [ "$t" -gt 30 ]; then
   if [ -f "$file" ]; then
     run timeout -k 5 "$t" "$kevo" resume "$file" "${tb[@]}" >> "$out/campaign.log" 2>&1
   else
-    run timeout -k 5 "$t" "$kevo" run "${tasks[@]}" --out "$file" --budget-evals "${BUDGET:-24}" --population 8 --islands 1 \
+    run timeout -k 5 "$t" "$kevo" run "${tasks[@]}" --out "$file" --budget-evals "${BUDGET:-24}" --population "${POPULATION:-8}" --islands 1 \
       --trials 1 --max-seconds 0.5 --seed 1 "${tb[@]}" >> "$out/campaign.log" 2>&1
   fi
   echo "campaign: exit $? ($(tail -1 "$out/campaign.log" 2>/dev/null))"
