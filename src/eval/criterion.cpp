@@ -28,9 +28,10 @@ double mean_of(const torch::Tensor& t) { return chunked_mean(t, false); }
 double mean_abs_of(const torch::Tensor& t) { return chunked_mean(t, true); }
 
 double Criterion::atol_for(const torch::Tensor& ref) const {
-  if (!scaled || !ref.is_floating_point() || ref.numel() == 0) return tolerance.atol;
+  if ((!scaled && noise_floor <= 0) || !ref.is_floating_point() || ref.numel() == 0) return tolerance.atol;
   const double magnitude = mean_abs_of(ref);
-  return std::min(tolerance.atol, tolerance.rtol * magnitude);
+  const double atol = scaled ? std::min(tolerance.atol, tolerance.rtol * magnitude) : tolerance.atol;
+  return std::max(atol, noise_floor * magnitude);
 }
 
 ValueCheck check_values(const torch::Tensor& out_any, const torch::Tensor& ref_any, const Criterion& crit) {

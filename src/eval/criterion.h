@@ -1,7 +1,8 @@
 // How a candidate's output is judged against the reference's (eval/ only: LibTorch): the contract's
 // elementwise tolerance |out - ref| <= atol + rtol |ref| (or equal; NaN never passes; integers
 // exactly), or, where that tolerance accepts outputs that ignore the inputs (eval/discrimination.h),
-// the same with atol scaled to the outputs' own magnitude.
+// the same with atol scaled to the outputs' own magnitude; and where the reference's own rounding
+// takes a large part of that allowance, atol no smaller than a multiple of that rounding.
 #pragma once
 
 #include <torch/torch.h>
@@ -17,6 +18,11 @@ struct Criterion {
   // atol becomes min(atol, rtol * mean |ref|) of the reference checked against: an atol above the
   // outputs' own size would accept zeros.
   bool scaled = false;
+  // atol becomes at least noise_floor * mean |ref|: where the reference, computed in the contract's
+  // dtype, misses its float64 result by much of the allowance (a sum whose terms cancel: its
+  // outputs near zero carry the rounding of terms far larger), a kernel summing in another order
+  // misses the reference by as much. 0: no floor.
+  double noise_floor = 0;
 
   double atol_for(const torch::Tensor& ref) const;
   double allowed(double ref, double atol) const { return atol + tolerance.rtol * std::fabs(ref); }

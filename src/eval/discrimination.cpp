@@ -57,6 +57,20 @@ bool rounding_noise(const torch::Tensor& ref, const torch::Tensor& exact, const 
   return !passes(ref, exact.to(torch::kFloat64), scaled);
 }
 
+// How far `ref` misses `exact` (the same inputs in float64), where that is over kNoiseShare of the
+// allowance `c` gives: sets v's reference_error, reference_share and noise_floor.
+void measure_reference_error(const torch::Tensor& ref, const torch::Tensor& exact, const Criterion& c,
+                             OutputVerdict& v) {
+  if (!ref.is_floating_point() || ref.numel() != exact.numel() || ref.numel() == 0) return;
+  const torch::Tensor wide = exact.to(torch::kFloat64);
+  const ValueCheck miss = check_values(ref, wide, c);
+  v.reference_share = miss.max_ratio;
+  const double magnitude = mean_abs_of(wide);
+  if (miss.max_ratio <= kNoiseShare || !(magnitude > 0)) return;
+  v.reference_error = miss.max_abs / magnitude;
+  v.noise_floor = kNoiseMargin * v.reference_error;
+}
+
 }  // namespace
 
 bool Discrimination::ok() const {
@@ -75,7 +89,7 @@ std::string Discrimination::error() const {
 
 std::vector<Criterion> Discrimination::criteria(const Tolerance& t) const {
   std::vector<Criterion> out;
-  for (const OutputVerdict& v : outputs) out.push_back({t, v.scaled});
+  for (const OutputVerdict& v : outputs) out.push_back({t, v.scaled, v.noise_floor});
   return out;
 }
 
@@ -95,6 +109,10 @@ std::vector<std::string> Discrimination::report(const Tolerance& t) const {
     } else {
       s += "the tolerance discriminates (rejects zeros, a constant and other draws' outputs)";
     }
+    if (v.discriminates() && v.noise_floor > 0)
+      s += "; the reference's own rounding takes " + number(v.reference_share) + " of the allowance (it misses its float64 "
+           "result by up to " + number(v.reference_error) + " x mean |" + v.output + "|): a kernel summing in another "
+           "order could miss it by as much, so atol is at least " + number(v.noise_floor) + " x mean |" + v.output + "|";
     if (v.discriminates() && v.declared_draws_agree)
       s += "; another draw of the declared distribution passes (an average the inputs barely move): the "
            "perturbed trials reject the declared distribution's outputs";
@@ -114,13 +132,17 @@ Discrimination discriminate(const Task& task, const Draw& declared, const Draw& 
     v.output = task.outputs[o].name;
     v.plain_accepts = accepted(d0, d1, moved, plain, /*everywhere=*/false);
     v.scaled_atol = scaled.atol_for(d0);
+    const Draw* e = exact && d0.is_floating_point() ? exact() : nullptr;
+    const torch::Tensor* e0 = e && o < e->outputs.size() ? &e->outputs[o] : nullptr;
     if (!v.plain_accepts.empty()) {
-      const Draw* e = exact ? exact() : nullptr;
-      v.noise = e && o < e->outputs.size() && rounding_noise(d0, e->outputs[o], scaled);
+      v.noise = e0 && rounding_noise(d0, *e0, scaled);
       v.scaled = !v.noise;
-      v.still_accepts = accepted(d0, d1, moved, v.scaled ? scaled : plain, /*everywhere=*/true);
     }
-    v.declared_draws_agree = passes(declared2.outputs[o], d0, v.scaled ? scaled : plain);
+    Criterion c{task.tolerance, v.scaled};
+    if (e0) measure_reference_error(d0, *e0, c, v);
+    c.noise_floor = v.noise_floor;
+    if (!v.plain_accepts.empty() || c.noise_floor > 0) v.still_accepts = accepted(d0, d1, moved, c, /*everywhere=*/true);
+    v.declared_draws_agree = passes(declared2.outputs[o], d0, c);
     d.outputs.push_back(std::move(v));
   }
   return d;

@@ -60,7 +60,7 @@ Discrimination discriminate_on(const Task& task, const Graph& graph, const Workl
   const Draw d0 = outputs_of(s.declared, false), d1 = outputs_of(s.declared2, false);
   Perturbation used;
   const Draw p1 = outputs_of(s.perturbed, true, &used), p2 = outputs_of(s.perturbed2, true);
-  // The float64 run, only where an output would need the scaled check: are its outputs resolvable?
+  // The float64 run, once, for the first floating output: how far the reference's rounding is from it.
   std::optional<std::optional<Draw>> exact;
   auto exact_once = [&]() -> const Draw* {
     if (!exact) exact = exact_draw(task, graph, w, s.declared, device);

@@ -37,8 +37,8 @@ struct DiscriminationSeeds {
 std::optional<Draw> exact_draw(const Task& task, const Graph& graph, const Workload& w, uint64_t seed,
                                torch::Device device);
 
-// Runs the analysis on the four draws on `device` (and, where an output would be checked with a
-// scaled atol, on the first declared draw in float64: discriminate()'s `exact`).
+// Runs the analysis on the four draws on `device` (and, where an output is floating, on the first
+// declared draw in float64: discriminate()'s `exact`).
 Discrimination discriminate_on(const Task& task, const Graph& graph, const Workload& w, const DiscriminationSeeds& s,
                                torch::Device device);
 

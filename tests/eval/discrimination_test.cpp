@@ -129,6 +129,50 @@ TEST(Discrimination, OutputsThatAreTheReferencesRoundingNoiseKeepTheContractsTol
   EXPECT_NE(lines[0].find("rounding noise"), std::string::npos) << lines[0];
 }
 
+TEST(Discrimination, AReferenceWhoseRoundingTakesMuchOfTheToleranceGetsANoiseFloor) {
+  // A GEMM summed over its features (KernelBench level 2 #14, smaller): outputs of about 900 whose
+  // terms cancel; near zero, the float32 reference misses its float64 result by much of the
+  // allowance at rtol 1e-4, and a kernel that sums the weights' rows first misses the reference by
+  // more than it allows.
+  const std::string text = R"({"name": "t", "axes": {"M": {"type": "var"}, "K": {"type": "var"}, "N": {"type": "var"}},
+    "inputs": {"x": {"shape": ["M", "K"], "dtype": "float32", "init": {"dist": "uniform", "low": 0, "high": 1}},
+               "w": {"shape": ["N", "K"], "dtype": "float32", "init": {"dist": "normal", "mean": 0, "std": 1}}},
+    "outputs": {"y": {"shape": ["M", 1], "dtype": "float32"}},
+    "reference": "import torch\ndef run(x, w):\n    return torch.sum(torch.matmul(x, w.T) / 2, dim=1, keepdim=True) * 1.5\n",
+    "workloads": [{"M": 512, "K": 4096, "N": 4096}], "tolerance": {"atol": 0.0001, "rtol": 0.0001}})";
+  const Task t = parse_task(text, "gemm_sum.json");
+  const Discrimination d = analyse(t);
+  ASSERT_EQ(d.outputs.size(), 1u);
+  const OutputVerdict& v = d.outputs[0];
+  EXPECT_TRUE(d.ok()) << d.error();
+  EXPECT_FALSE(v.scaled);
+  EXPECT_GT(v.reference_share, kNoiseShare);
+  EXPECT_GT(v.reference_error, 0);
+  EXPECT_LT(v.reference_error, 1e-5) << "float32 rounding, relative to the outputs' mean";
+  EXPECT_DOUBLE_EQ(v.noise_floor, kNoiseMargin * v.reference_error);
+  const Criterion c = d.criteria(t.tolerance)[0];
+  EXPECT_EQ(c.noise_floor, v.noise_floor);
+  // On another draw: the other summation order passes the floor and not the contract's tolerance
+  // alone; a kernel that drops one feature, or writes zeros, fails it.
+  const Workload& w = t.workloads.front();
+  const ReferenceDraw r = draw_with_reference(t, t.graph(w), w, 9, false, torch::kCPU);
+  const torch::Tensor &x = r.inputs[0], &wt = r.inputs[1], &y = r.outputs[0];
+  const torch::Tensor other = torch::matmul(x, wt.sum(0).unsqueeze(1)) * 0.75;
+  EXPECT_TRUE(passes(other, y, c)) << check_values(other, y, c).max_ratio;
+  EXPECT_FALSE(passes(other, y, {t.tolerance, false})) << "the contract's tolerance alone rejects the other order";
+  const torch::Tensor dropped = torch::matmul(x, wt.slice(0, 1).sum(0).unsqueeze(1)) * 0.75;
+  EXPECT_FALSE(passes(dropped, y, c));
+  EXPECT_FALSE(passes(torch::zeros_like(y), y, c));
+  const std::vector<std::string> lines = d.report(t.tolerance);
+  EXPECT_NE(lines[0].find("own rounding"), std::string::npos) << lines[0];
+}
+
+TEST(Discrimination, AnAccurateReferenceGetsNoNoiseFloor) {
+  const Discrimination d = analyse(load_task(kRoot + "tasks/01_relu.json"));
+  EXPECT_EQ(d.outputs[0].noise_floor, 0);
+  EXPECT_EQ(d.outputs[0].reference_share, 0) << "relu is exact in float32";
+}
+
 TEST(Discrimination, SmallButResolvedOutputsKeepTheScaledCheck) {
   // Softmax's outputs are below atol but far above float32's rounding: not noise, still scaled.
   const Discrimination d = analyse(load_task(kRoot + "tasks/03_softmax.json"));
