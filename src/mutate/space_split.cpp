@@ -438,8 +438,7 @@ std::vector<std::unique_ptr<DesignSpace>> split_at(const TaskGraphPtr& tgp, int 
   auto prefix_tg = std::make_shared<const TaskGraph>(prefix_task, std::move(prefix_graphs));
   auto rest_tg = std::make_shared<const TaskGraph>(rest_task, std::move(rest_graphs));
 
-  // The conv family has no promoted 3xTF32: before a normalising rest at a tight rtol it may admit
-  // no precision, and lower_conv returns none (no split).
+  // A prefix its family refuses (a geometry the conv family does not take): no split.
   const auto lower_prefix = [&] { return conv ? lower_conv(prefix_tg) : lower_gemm(prefix_tg); };
   if (lower_prefix().empty()) return none;
   // The rest on the specialised families that serve it (normalize for a softmax or a layer norm,
