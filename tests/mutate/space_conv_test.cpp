@@ -163,14 +163,23 @@ TEST(ConvSpaces, ReducedPrecisionIsOfferedOnlyWhereTheToleranceAdmitsIt) {
   ASSERT_NE(h, nullptr);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*h, h->random_genome(rng), "kPrecision"), 2);
   // 3xTF32 and 3xbf16 sums drift on the tensor cores by about 2^-27 * K (K = 576): just below that
-  // rtol neither is offered, plain TF32 is not either, and the conv family leaves the task to cuDNN.
+  // rtol neither is offered, plain TF32 is not either, and promoted 3xTF32 (each k step's products
+  // added on the CUDA cores) alone serves the task; just above it, 3xTF32 joins it.
   Task tight = task;
   tight.tolerance.rtol = std::ldexp(576.0, -27) * 0.9;
-  EXPECT_EQ(conv_space(tight), nullptr);
+  auto promoted = conv_space(tight);
+  ASSERT_NE(promoted, nullptr);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*promoted, promoted->random_genome(rng), "kPrecision"), 4);
+  Genome chained = genome_with(*promoted, "kPrecision", 4, rng);
+  set(*promoted, chained, "kPrecision", 0);
+  EXPECT_FALSE(promoted->legal(chained, &why));
+  EXPECT_NE(why.find("the promoted form serves it"), std::string::npos) << why;
   tight.tolerance.rtol = std::ldexp(576.0, -27) * 1.1;
   auto t = conv_space(tight);
   ASSERT_NE(t, nullptr);
-  for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*t, t->random_genome(rng), "kPrecision"), 0);
+  std::set<int64_t> seen;
+  for (int i = 0; i < 50; ++i) seen.insert(value(*t, t->random_genome(rng), "kPrecision"));
+  EXPECT_EQ(seen, (std::set<int64_t>{0, 4}));
 }
 
 // K = 3 * 7 * 7 = 147 fp32 taps: weight rows are not whole 16-byte chunks, so only 4-byte copies.

@@ -390,16 +390,20 @@ TEST(ConvSplitSpaces, AGraphTheConvEpilogueTakesWholeIsNotSplit) {
 // precision is admitted against a 16th of rtol, as a GEMM's is before a layer norm. At rtol 1e-5
 // and K = 144 3xTF32 (the conv family has no promoted form) meets 1e-5 but not its 16th: no split,
 // while a softmax after a conv3d at the same rtol keeps its split.
-TEST(ConvSplitSpaces, ANormAfterTheConvolutionAsksItForMoreAccuracyOrGetsNoSplit) {
+TEST(ConvSplitSpaces, ANormAfterTheConvolutionAsksItForMoreAccuracy) {
   Task norm = load_task(kRoot + "tests/data/tasks/conv2d_group_norm.json");
   auto s = conv_split_space(norm, "sm_90a");
   ASSERT_NE(s, nullptr);
   std::mt19937_64 rng(3);
   std::set<int64_t> seen;
   for (int i = 0; i < 200; ++i) seen.insert(s->values(s->random_genome(rng)).at("kPrecision"));
-  EXPECT_EQ(seen, std::set<int64_t>{0}) << "3xTF32 only before a group norm at 1e-4";
-  norm.tolerance.rtol = 1e-5;
-  EXPECT_EQ(conv_split_space(norm, "sm_90a"), nullptr);
+  EXPECT_EQ(seen, (std::set<int64_t>{0, 4})) << "3xTF32 and promoted 3xTF32 only before a group norm at 1e-4";
+  norm.tolerance.rtol = 1e-5;  // a 16th of it is below 3xTF32's drift at this K: the promoted form alone
+  auto tight = conv_split_space(norm, "sm_90a");
+  ASSERT_NE(tight, nullptr);
+  seen.clear();
+  for (int i = 0; i < 200; ++i) seen.insert(tight->values(tight->random_genome(rng)).at("kPrecision"));
+  EXPECT_EQ(seen, std::set<int64_t>{4});
   Task softmax = load_task(kRoot + "tests/data/tasks/conv3d_softmax_channels.json");
   softmax.tolerance.rtol = 1e-5;
   EXPECT_NE(conv_split_space(softmax, "sm_90a"), nullptr);
