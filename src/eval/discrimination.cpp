@@ -1,6 +1,7 @@
 // What a task's tolerance accepts that ignores the inputs, and the criterion that does not.
 #include "eval/discrimination.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kevo::eval {
@@ -57,12 +58,25 @@ bool rounding_noise(const torch::Tensor& ref, const torch::Tensor& exact, const 
   return !passes(ref, exact.to(torch::kFloat64), scaled);
 }
 
-// How far `ref` misses `exact` (the same inputs in float64), where that is over kNoiseShare of the
-// allowance `c` gives: sets v's reference_error, reference_share and noise_floor.
+// Whether the task computes in float32 or wider: its floating inputs and outputs are. A 16-bit
+// reference rounds every op's result to its dtype, relative to each value, which rtol (set for
+// the dtype) covers: no noise floor there.
+bool wide_task(const Task& task) {
+  auto wide = [](const std::vector<TensorDecl>& ts) {
+    return std::all_of(ts.begin(), ts.end(), [](const TensorDecl& t) {
+      return !is_floating(t.dtype) || t.dtype == DType::Float32 || t.dtype == DType::Float64;
+    });
+  };
+  return wide(task.inputs) && wide(task.outputs);
+}
+
+// How far `ref` misses `exact` (the same inputs in float64, rounded to ref's dtype: the result's
+// own storage is not the reference's error), where that is over kNoiseShare of the allowance `c`
+// gives: sets v's reference_error, reference_share and noise_floor.
 void measure_reference_error(const torch::Tensor& ref, const torch::Tensor& exact, const Criterion& c,
                              OutputVerdict& v) {
   if (!ref.is_floating_point() || ref.numel() != exact.numel() || ref.numel() == 0) return;
-  const torch::Tensor wide = exact.to(torch::kFloat64);
+  const torch::Tensor wide = exact.to(ref.scalar_type()).to(torch::kFloat64);
   const ValueCheck miss = check_values(ref, wide, c);
   v.reference_share = miss.max_ratio;
   const double magnitude = mean_abs_of(wide);
@@ -132,14 +146,15 @@ Discrimination discriminate(const Task& task, const Draw& declared, const Draw& 
     v.output = task.outputs[o].name;
     v.plain_accepts = accepted(d0, d1, moved, plain, /*everywhere=*/false);
     v.scaled_atol = scaled.atol_for(d0);
-    const Draw* e = exact && d0.is_floating_point() ? exact() : nullptr;
+    const bool measured = wide_task(task) && d0.is_floating_point();
+    const Draw* e = exact && (measured || !v.plain_accepts.empty()) ? exact() : nullptr;
     const torch::Tensor* e0 = e && o < e->outputs.size() ? &e->outputs[o] : nullptr;
     if (!v.plain_accepts.empty()) {
       v.noise = e0 && rounding_noise(d0, *e0, scaled);
       v.scaled = !v.noise;
     }
     Criterion c{task.tolerance, v.scaled};
-    if (e0) measure_reference_error(d0, *e0, c, v);
+    if (e0 && measured) measure_reference_error(d0, *e0, c, v);
     c.noise_floor = v.noise_floor;
     if (!v.plain_accepts.empty() || c.noise_floor > 0) v.still_accepts = accepted(d0, d1, moved, c, /*everywhere=*/true);
     v.declared_draws_agree = passes(declared2.outputs[o], d0, c);

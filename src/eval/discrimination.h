@@ -69,8 +69,8 @@ constexpr double kNoiseMargin = 8;
 // tolerance would need scaling, is rounding noise around an exact result near zero (the mean of a
 // normalised tensor): no kernel could meet the scaled check, zeros are right to within what the
 // dtype resolves, and it keeps the contract's tolerance (OutputVerdict::noise); the perturbed draws,
-// where its outputs move, still tell. An output whose reference misses it by more than kNoiseShare
-// of its allowance gets the noise floor (OutputVerdict::noise_floor), and what the check then
+// where its outputs move, still tell. An output of a float32 task whose reference misses it by more
+// than kNoiseShare of its allowance gets the noise floor (OutputVerdict::noise_floor), and what the check then
 // accepts is analysed again under it.
 Discrimination discriminate(const Task& task, const Draw& declared, const Draw& declared2, const Draw& perturbed,
                             const Draw& perturbed2, const std::function<const Draw*()>& exact = {});
