@@ -71,15 +71,16 @@ bool wide_task(const Task& task) {
 }
 
 // How far `ref` misses `exact` (the same inputs in float64, rounded to ref's dtype: the result's
-// own storage is not the reference's error), where that is over kNoiseShare of the allowance `c`
-// gives: sets v's reference_error, reference_share and noise_floor.
+// own storage is not the reference's error; one copy of ref's size, checked in chunks), where that
+// is over kNoiseShare of the allowance `c` gives: sets v's reference_error, reference_share and
+// noise_floor.
 void measure_reference_error(const torch::Tensor& ref, const torch::Tensor& exact, const Criterion& c,
                              OutputVerdict& v) {
   if (!ref.is_floating_point() || ref.numel() != exact.numel() || ref.numel() == 0) return;
-  const torch::Tensor wide = exact.to(ref.scalar_type()).to(torch::kFloat64);
-  const ValueCheck miss = check_values(ref, wide, c);
+  const torch::Tensor rounded = exact.to(ref.scalar_type());
+  const ValueCheck miss = check_values(ref, rounded, c);
   v.reference_share = miss.max_ratio;
-  const double magnitude = mean_abs_of(wide);
+  const double magnitude = mean_abs_of(rounded);
   if (miss.max_ratio <= kNoiseShare || !(magnitude > 0)) return;
   v.reference_error = miss.max_abs / magnitude;
   v.noise_floor = kNoiseMargin * v.reference_error;
@@ -139,6 +140,7 @@ Discrimination discriminate(const Task& task, const Draw& declared, const Draw& 
                             const Draw& perturbed2, const std::function<const Draw*()>& exact) {
   Discrimination d;
   const Criterion plain{task.tolerance, false}, scaled{task.tolerance, true};
+  const bool wide = wide_task(task);
   for (size_t o = 0; o < task.outputs.size() && o < declared.outputs.size(); ++o) {
     const torch::Tensor &d0 = declared.outputs[o], &d1 = declared2.outputs[o];
     const std::vector<const torch::Tensor*> moved = {&perturbed.outputs[o], &perturbed2.outputs[o]};
@@ -146,7 +148,7 @@ Discrimination discriminate(const Task& task, const Draw& declared, const Draw& 
     v.output = task.outputs[o].name;
     v.plain_accepts = accepted(d0, d1, moved, plain, /*everywhere=*/false);
     v.scaled_atol = scaled.atol_for(d0);
-    const bool measured = wide_task(task) && d0.is_floating_point();
+    const bool measured = wide && d0.is_floating_point();
     const Draw* e = exact && (measured || !v.plain_accepts.empty()) ? exact() : nullptr;
     const torch::Tensor* e0 = e && o < e->outputs.size() ? &e->outputs[o] : nullptr;
     if (!v.plain_accepts.empty()) {
