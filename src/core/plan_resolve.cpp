@@ -190,17 +190,22 @@ class Resolver {
                        "\"" + emulation_name(m.emulation) + "\": cuBLASLt's bf16x9 fp32 emulation runs on sm_100a and "
                        "sm_103a only, not on " + limits_.arch + " (use \"off\")");
     const Shape &a = plan.buffers[r.a].shape, &b = plan.buffers[r.b].shape, &d = plan.buffers[r.d].shape;
-    rank(at, "cublaslt.matmul takes matrices", {m.a, m.b, m.d}, {&a, &b, &d}, 2);
-    r.m = a[m.transpose_a ? 1 : 0];
-    r.k = a[m.transpose_a ? 0 : 1];
+    // b is a matrix; a is one too, or (not transposed) a batch of rows: [..., k] with d [..., n].
+    if (a.size() < 2) rank(at, "cublaslt.matmul takes matrices", {m.a}, {&a}, 2);
+    rank(at, "cublaslt.matmul takes matrices", {m.b}, {&b}, 2);
+    if (m.transpose_a) rank(at, "cublaslt.matmul transposes a matrix, not a batch of rows", {m.a}, {&a}, 2);
+    r.m = m.transpose_a ? a[1] : numel(Shape(a.begin(), a.end() - 1));
+    r.k = m.transpose_a ? a[0] : a.back();
     int64_t kb = b[m.transpose_b ? 1 : 0];
     r.n = b[m.transpose_b ? 0 : 1];
     auto op = [](const std::string& name, bool t) { return t ? name + "^T" : name; };
     if (kb != r.k)
       fail(at, "op(a) = " + op(m.a, m.transpose_a) + " is " + shape_string({r.m, r.k}) + " but op(b) = " +
                    op(m.b, m.transpose_b) + " is " + shape_string({kb, r.n}) + ": the inner dims differ");
-    if (d != Shape{r.m, r.n})
-      fail(at, "'" + m.d + "' is " + shape_string(d) + " but the product is " + shape_string({r.m, r.n}));
+    Shape product = m.transpose_a ? Shape{r.m, r.n} : Shape(a.begin(), a.end() - 1);
+    if (!m.transpose_a) product.push_back(r.n);
+    if (d != product)
+      fail(at, "'" + m.d + "' is " + shape_string(d) + " but the product is " + shape_string(product));
     check_bias(at, plan, r.bias, r.n);
     return r;
   }

@@ -15,8 +15,8 @@
 
 namespace kevo::mutate {
 
-// The task's op graph for every workload (the structure is the same for all), with sizes as plan
-// expressions over the axes.
+// The task's op graph for every workload (the structure is the same for all) in its canonical
+// spelling (canonical.h), with sizes as plan expressions over the axes.
 class TaskGraph {
  public:
   explicit TaskGraph(const Task& task);

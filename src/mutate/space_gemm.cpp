@@ -57,7 +57,8 @@ class GemmSpace : public DesignSpace {
     const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2, tma = v["kLoad"] == 1;
     const bool persistent = v["kPersistent"] == 1;
     const int64_t splits = v["kSplits"], threads = (v["kPath"] ? 128 : 32) * v["kWarpsM"] * v["kWarpsN"] + (tma ? 128 : 0);
-    const std::string M = tg_->dim(out, 0), N = tg_->dim(out, 1), K = tg_->dim(m_.a, 1);
+    const int rank = tg_->rank(out);
+    const std::string M = tg_->product(out, 0, rank - 1), N = tg_->dim(out, rank - 1), K = tg_->dim(m_.a, rank - 1);
     const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
                               ") * ((" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]) + ")";
     const std::string ws = scratch_name(task, "gemm_workspace"), turns = scratch_name(task, "gemm_turns");
@@ -247,29 +248,38 @@ class GemmSpace : public DesignSpace {
   Mapping m_;
 };
 
-// A tail input broadcast onto y[M, N] (right-aligned, as torch broadcasts); false when a dim
-// neither is 1 nor matches the output's in every workload.
+// A tail input broadcast onto y (right-aligned, as torch broadcasts), y seen as [M, N]: its last
+// dim the columns, its leading dims the rows. False when a dim neither is 1 nor matches the
+// output's in every workload, or when the input varies along some row dims but not all of them.
 bool broadcast_input(const TaskGraph& tg, int v, int out, TailInput& in) {
-  const int lrank = tg.rank(v);
-  if (!is_float(info(tg.graph(), v).dtype) || lrank > 2) return false;
+  const int lrank = tg.rank(v), orank = tg.rank(out), offset = orank - lrank;
+  if (!is_float(info(tg.graph(), v).dtype) || lrank > orank) return false;
   in.value = v;
   in.buffer = tg.task().inputs[static_cast<size_t>(tg.input_index(v))].name;
   in.name = "in_" + ident(in.buffer);
   in.dtype = info(tg.graph(), v).dtype;
-  bool varies[2] = {false, false};
-  for (int d = 0; d < lrank; ++d) {
-    const int od = d + 2 - lrank;
-    bool matches = true;
+  bool rows_vary = false, cols_vary = false, rows_full = true;
+  for (int od = 0; od < orank; ++od) {
+    bool varies = false, matches = true, out_one = true;
     for (size_t w = 0; w < tg.workloads(); ++w) {
-      const int64_t n = info(tg.graph(w), v).shape[static_cast<size_t>(d)];
-      varies[od] = varies[od] || n != 1;
-      matches = matches && n == info(tg.graph(w), out).shape[static_cast<size_t>(od)];
+      const int64_t o = info(tg.graph(w), out).shape[static_cast<size_t>(od)];
+      const int64_t n = od >= offset ? info(tg.graph(w), v).shape[static_cast<size_t>(od - offset)] : 1;
+      varies = varies || n != 1;
+      matches = matches && n == o;
+      out_one = out_one && o == 1;
     }
-    if (varies[od] && !matches) return false;
+    if (varies && !matches) return false;
+    if (od == orank - 1) {
+      cols_vary = varies;
+    } else {
+      rows_vary = rows_vary || varies;
+      rows_full = rows_full && (matches || out_one);
+    }
   }
-  in.kind = varies[0] && varies[1] ? TailInput::Full
-            : varies[1]            ? TailInput::PerColumn
-            : varies[0]            ? TailInput::PerRow
+  if (rows_vary && !rows_full) return false;
+  in.kind = rows_vary && cols_vary ? TailInput::Full
+            : cols_vary            ? TailInput::PerColumn
+            : rows_vary            ? TailInput::PerRow
                                    : TailInput::Scalar;
   return true;
 }
@@ -323,7 +333,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   const Graph& g = tg.graph();
   if (g.outputs.size() != 1) return none;
   const int o = tg.output();
-  if (tg.input_index(o) >= 0 || tg.rank(o) != 2) return none;
+  // y is [M, N], or (a batch of rows) [..., N] with M the product of its leading dims.
+  if (tg.input_index(o) >= 0 || tg.rank(o) < 2) return none;
 
   // The main op: the graph's only matmul or linear (and no convolution), on graph inputs.
   Mapping m;
@@ -346,7 +357,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   m.elem = info(g, m.a).dtype;
   m.out = info(g, o).dtype;
   if (!is_float(m.elem) || info(g, m.b).dtype != m.elem || tg.input_index(m.a) < 0 || tg.input_index(m.b) < 0) return none;
-  if (tg.rank(m.a) != 2 || tg.rank(m.b) != 2 || tg.rank(m.t) != 2) return none;
+  const int rank = tg.rank(o);
+  if (tg.rank(m.a) != rank || tg.rank(m.b) != 2 || tg.rank(m.t) != rank) return none;
   if (m.out != DType::Float32 && m.out != m.elem) return none;  // fp32 results, or results of the operands' type
   for (size_t w = 0; w < tg.workloads(); ++w)
     if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return none;  // the tail maps y 1:1
@@ -374,8 +386,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   std::vector<Facts> facts;
   bool tf32 = m.elem == DType::Float32;
   for (size_t w = 0; w < tg.workloads(); ++w) {
-    const int64_t M = info(tg.graph(w), o).shape[0], N = info(tg.graph(w), o).shape[1],
-                  K = info(tg.graph(w), m.a).shape[1];
+    const int64_t M = tg.product_value(w, o, 0, rank - 1), N = info(tg.graph(w), o).shape.back(),
+                  K = info(tg.graph(w), m.a).shape.back();
     if (K % (16 / e) != 0 || N % 2 != 0 || (!m.b_kmajor && N % (16 / e) != 0)) return none;
     tf32 = tf32 && tf32_admitted(tg.task(), K);
     facts.push_back({{"m", M}, {"n", N}, {"k", K}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e},
@@ -384,7 +396,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   }
   for (Facts& f : facts) f["tf32_ok"] = tf32;
   std::vector<std::unique_ptr<DesignSpace>> out;
-  const std::string M = tg.dim(o, 0), N = tg.dim(o, 1), K = tg.dim(m.a, 1);
+  const std::string M = tg.product(o, 0, rank - 1), N = tg.dim(o, rank - 1), K = tg.dim(m.a, rank - 1);
   const bool b_kmajor = m.b_kmajor;
   out.push_back(std::make_unique<GemmSpace>(tgp, std::move(m), std::move(facts)));
   DesignSpace& s = *out.back();

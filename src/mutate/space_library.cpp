@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/candidate.h"
+#include "mutate/canonical.h"
 #include "mutate/families.h"
 
 namespace kevo::mutate {
@@ -31,7 +32,7 @@ struct Mapping {
   bool conv = false;
   int main_node = -1;
   int a = -1, b = -1, bias = -1;  // graph values (inputs): x and W (or the two matmul operands); bias or -1
-  bool transpose_b = false;
+  bool transpose_a = false, transpose_b = false;
   int t = -1;
   int scale_out = -1;  // u, or -1
   double scale = 1.0;
@@ -147,6 +148,7 @@ class LibrarySpace : public DesignSpace {
       lib["b"] = input_name(m_.b);
       lib["d"] = out_buffer;
       if (bias_in) lib["bias"] = input_name(m_.bias);
+      if (m_.transpose_a) lib["transpose_a"] = true;
       if (m_.transpose_b) lib["transpose_b"] = true;
       if (alpha_in) lib["alpha"] = m_.scale;
       lib["epilogue"] = epilogue.empty() ? "none" : epilogue;
@@ -154,7 +156,7 @@ class LibrarySpace : public DesignSpace {
       else if (v["kAlgo"] > 0) lib["algo"] = v["kAlgo"];
       const Emulation emulation = static_cast<Emulation>(v["kEmulation"]);
       if (emulation != Emulation::Off) lib["emulation"] = emulation_name(emulation);
-      lib_math = input_name(m_.a) + " @ " + input_name(m_.b) + (m_.transpose_b ? "^T" : "");
+      lib_math = input_name(m_.a) + (m_.transpose_a ? "^T" : "") + " @ " + input_name(m_.b) + (m_.transpose_b ? "^T" : "");
       if (alpha_in) lib_math = number_text(m_.scale) + " * " + lib_math;
       if (bias_in) lib_math += " + " + input_name(m_.bias) + "[col]";
     }
@@ -409,11 +411,22 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
   m.b = main.inputs[1];
   m.bias = main.inputs.size() > 2 ? main.inputs[2] : -1;
   m.transpose_b = main.op == "linear";
+  if (!m.conv) {  // a transposed input is cuBLASLt's transposed operand
+    if (const int s = transposed_source(g, m.a); s >= 0 && tg.rank(s) == 2 && tg.input_index(s) >= 0) {
+      m.a = s;
+      m.transpose_a = true;
+    }
+    if (const int s = transposed_source(g, m.b); s >= 0 && tg.rank(s) == 2 && tg.input_index(s) >= 0) {
+      m.b = s;
+      m.transpose_b = !m.transpose_b;
+    }
+  }
   for (int operand : {m.a, m.b, m.bias})
     if (operand != -1 && (tg.input_index(operand) < 0 || info(g, operand).dtype != DType::Float32)) return out;
   const int rank = tg.rank(m.t);
-  if (tg.rank(m.a) != (m.conv ? 4 : 2) || tg.rank(m.b) != (m.conv ? 4 : 2) || info(g, m.t).dtype != DType::Float32)
-    return out;
+  // A matmul's a of rank 3 or more (untransposed) is a batch of rows: cuBLASLt sees [rows, k].
+  const bool a_fits = m.conv ? tg.rank(m.a) == 4 : m.transpose_a ? tg.rank(m.a) == 2 : tg.rank(m.a) >= 2;
+  if (!a_fits || tg.rank(m.b) != (m.conv ? 4 : 2) || info(g, m.t).dtype != DType::Float32) return out;
   for (size_t w = 0; w < tg.workloads(); ++w)
     if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return out;  // the kernel maps the output 1:1
   // cuDNN's 4-d tensor descriptors count elements in 32 bits: a tensor of 2^31 elements or more is
@@ -423,16 +436,17 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
     for (int v : cudnn_tensors)
       if (tg.product_value(w, v, 0, 4) >= kCudnnMaxElements) return out;
   if (m.bias >= 0) {
-    // The library's bias is one value per output column (matmul) or channel (conv): dim 1 of t.
+    // The library's bias is one value per output column (matmul: t's last dim) or channel (conv: dim 1).
+    const int along = m.conv ? 1 : rank - 1;
     if (tg.rank(m.bias) != 1) return out;
     for (size_t w = 0; w < tg.workloads(); ++w)
-      if (info(tg.graph(w), m.bias).shape[0] != info(tg.graph(w), m.t).shape[1]) return out;
+      if (info(tg.graph(w), m.bias).shape[0] != info(tg.graph(w), m.t).shape[static_cast<size_t>(along)]) return out;
     Leaf& b = m.bias_leaf;
     b.value = m.bias;
     b.buffer = tg.task().inputs[static_cast<size_t>(tg.input_index(m.bias))].name;
     b.name = kernel_name(b.buffer);
     b.kind = Leaf::PerRow;
-    b.dims = {1};
+    b.dims = {along};
     b.strides = {"1"};
   }
 

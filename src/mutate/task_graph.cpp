@@ -5,12 +5,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "mutate/canonical.h"
 #include "mutate/families.h"
 
 namespace kevo::mutate {
 
 TaskGraph::TaskGraph(const Task& task) : task_(task) {
-  for (const Workload& w : task.workloads) graphs_.push_back(task.graph(w));
+  for (const Workload& w : task.workloads) graphs_.push_back(canonical(task.graph(w)));
   collect_expressions();
 }
 

@@ -350,7 +350,11 @@ void write_matmul_step(Writer& w, size_t si, const MatmulStep& m) {
   const LauncherNames& L = w.L;
   std::ostringstream& h = w.h;
   std::vector<std::string> a = L.shape(m.a), b = L.shape(m.b);
-  const std::string rows = m.transpose_a ? a[1] : a[0], inner = m.transpose_a ? a[0] : a[1];
+  // An untransposed a of rank 3 or more is a batch of rows: its leading dims make m.
+  std::string rows = m.transpose_a ? a[1] : a[0];
+  if (!m.transpose_a)
+    for (size_t d = 1; d + 1 < a.size(); ++d) rows = "(" + rows + ") * (" + a[d] + ")";
+  const std::string inner = m.transpose_a ? a[0] : a.back();
   const std::string cols = m.transpose_b ? b[0] : b[1];
   std::string value = (m.alpha == 1.0 ? "" : double_literal(m.alpha) + " * ") + m.a +
                       (m.transpose_a ? "^T" : "") + " @ " + m.b + (m.transpose_b ? "^T" : "") +
