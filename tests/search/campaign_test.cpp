@@ -390,7 +390,14 @@ TEST(Campaign, KilledInsideItsCommitsAndResumedFinishesAsTheUninterruptedCampaig
     }
     int status = 0;
     ::waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "not killed";
+    if (!WIFSIGNALED(status)) {
+      // A run can need fewer file operations than the reference run (how a generation's parts
+      // reach the commits follows when their measurements are ready): it finished first.
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << "neither killed nor finished";
+      EXPECT_TRUE(expected == fingerprint(store::read_campaign(path))) << "finished unkilled, but not as the whole run";
+      continue;
+    }
+    ASSERT_EQ(WTERMSIG(status), SIGKILL) << "not killed";
     if (!std::filesystem::exists(path)) continue;  // killed while the file was first written
     const size_t measured = store::read_campaign(path).measurements.size();
     testing::SyntheticEvaluator rest;
