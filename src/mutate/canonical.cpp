@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "mutate/subgraph.h"
+
 namespace kevo::mutate {
 
 namespace {
@@ -54,43 +56,6 @@ std::string einsum_as_matmul(const Node& n) {
   return out == a.substr(0, batch) + row + col && distinct(a + col) ? "matmul" : "";
 }
 
-// g without the nodes that no output needs; the inputs and their order kept, values renumbered.
-Graph without_dead_nodes(const Graph& g) {
-  std::vector<bool> live_node(g.nodes.size(), false);
-  std::vector<int> stack(g.outputs.begin(), g.outputs.end());
-  std::set<int> seen;
-  while (!stack.empty()) {
-    const int v = stack.back();
-    stack.pop_back();
-    if (v < 0 || !seen.insert(v).second) continue;
-    const int p = g.values[static_cast<size_t>(v)].producer;
-    if (p < 0 || live_node[static_cast<size_t>(p)]) continue;
-    live_node[static_cast<size_t>(p)] = true;
-    for (int in : g.nodes[static_cast<size_t>(p)].inputs) stack.push_back(in);
-  }
-  if (std::all_of(live_node.begin(), live_node.end(), [](bool live) { return live; })) return g;
-  Graph out;
-  std::vector<int> id(g.values.size(), -1);
-  for (int in : g.inputs) {
-    id[static_cast<size_t>(in)] = out.add_value(g.values[static_cast<size_t>(in)]);
-    out.inputs.push_back(id[static_cast<size_t>(in)]);
-  }
-  for (size_t p = 0; p < g.nodes.size(); ++p) {
-    if (!live_node[p]) continue;
-    Node n = g.nodes[p];
-    for (int& in : n.inputs)
-      if (in >= 0) in = id[static_cast<size_t>(in)];
-    for (int& v : n.outputs) {
-      ValueInfo info = g.values[static_cast<size_t>(v)];
-      info.producer = static_cast<int>(out.nodes.size());
-      v = id[static_cast<size_t>(v)] = out.add_value(info);
-    }
-    out.nodes.push_back(std::move(n));
-  }
-  for (int o : g.outputs) out.outputs.push_back(id[static_cast<size_t>(o)]);
-  return out;
-}
-
 }  // namespace
 
 int transposed_source(const Graph& g, int v) {
@@ -133,7 +98,10 @@ Graph canonical(const Graph& g) {
       n.inputs = {n.inputs[0], w, -1};
     }
   }
-  return without_dead_nodes(out);
+  // Without the nodes nothing reads any more (a folded transpose), every input kept in its place.
+  Graph live;
+  std::vector<size_t> reached;
+  return extract(out, out.inputs, out.outputs, &live, &reached, /*keep_inputs=*/true) ? live : out;
 }
 
 }  // namespace kevo::mutate
