@@ -95,10 +95,15 @@ bool Discrimination::ok() const {
 }
 
 std::string Discrimination::error() const {
-  for (const OutputVerdict& v : outputs)
-    if (!v.discriminates())
-      return "output '" + v.output + "': even with atol scaled to the outputs (" + number(v.scaled_atol) + "), " +
-             listed(v.still_accepts) + " pass: no check tells outputs that ignore the inputs from this task's";
+  for (const OutputVerdict& v : outputs) {
+    if (v.discriminates()) continue;
+    if (v.constant)
+      return "output '" + v.output + "' is the same on every draw, perturbed ones too: on the inputs the contract "
+             "declares it does not depend on them, so no check tells a kernel that computes it from one that writes "
+             "the constant";
+    return "output '" + v.output + "': even with atol scaled to the outputs (" + number(v.scaled_atol) + "), " +
+           listed(v.still_accepts) + " pass: no check tells outputs that ignore the inputs from this task's";
+  }
   return "";
 }
 
@@ -160,6 +165,7 @@ Discrimination discriminate(const Task& task, const Draw& declared, const Draw& 
     c.noise_floor = v.noise_floor;
     if (!v.plain_accepts.empty() || c.noise_floor > 0) v.still_accepts = accepted(d0, d1, moved, c, /*everywhere=*/true);
     v.declared_draws_agree = passes(declared2.outputs[o], d0, c);
+    v.constant = !v.discriminates() && d0.equal(d1) && d0.equal(*moved[0]) && d0.equal(*moved[1]);
     d.outputs.push_back(std::move(v));
   }
   return d;

@@ -39,6 +39,7 @@ struct OutputVerdict {
   double reference_share = 0;  // the largest |ref - float64 ref| / allowance on the declared draw
   std::vector<std::string> still_accepts;  // what even the scaled check accepts: no check can be built
   bool declared_draws_agree = false;       // another declared draw's outputs pass (only perturbed trials tell)
+  bool constant = false;  // the same bits on every draw, perturbed ones too (refused, and said so)
   bool discriminates() const { return still_accepts.empty(); }
 };
 
