@@ -173,6 +173,9 @@ struct ResolvedMatmul {
   MatmulStep call;
   int a = -1, b = -1, d = -1, bias = -1;  // buffer indices
   int64_t m = 0, n = 0, k = 0;
+  // A strided batch of products (b, or a transposed a, of rank 3 or more): how many, and the
+  // elements between consecutive products' a and b (0: one matrix for all); d's are m * n apart.
+  int64_t batch = 1, stride_a = 0, stride_b = 0;
 };
 
 struct ResolvedConv2d {

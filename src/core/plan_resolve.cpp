@@ -3,6 +3,7 @@
 // device's limits (resolve_plan, declared in candidate.h; parsing the plan is candidate.cpp's).
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -190,24 +191,46 @@ class Resolver {
                        "\"" + emulation_name(m.emulation) + "\": cuBLASLt's bf16x9 fp32 emulation runs on sm_100a and "
                        "sm_103a only, not on " + limits_.arch + " (use \"off\")");
     const Shape &a = plan.buffers[r.a].shape, &b = plan.buffers[r.b].shape, &d = plan.buffers[r.d].shape;
-    // b is a matrix; a is one too, or (not transposed) a batch of rows: [..., k] with d [..., n].
     if (a.size() < 2) rank(at, "cublaslt.matmul takes matrices", {m.a}, {&a}, 2);
-    rank(at, "cublaslt.matmul takes matrices", {m.b}, {&b}, 2);
-    if (m.transpose_a) rank(at, "cublaslt.matmul transposes a matrix, not a batch of rows", {m.a}, {&a}, 2);
-    r.m = m.transpose_a ? a[1] : numel(Shape(a.begin(), a.end() - 1));
-    r.k = m.transpose_a ? a[0] : a.back();
-    int64_t kb = b[m.transpose_b ? 1 : 0];
-    r.n = b[m.transpose_b ? 0 : 1];
+    if (b.size() < 2) rank(at, "cublaslt.matmul takes matrices", {m.b}, {&b}, 2);
+    // A strided batch where b, or a transposed a, has leading dims; else where a (not transposed) has
+    // them, a batch of rows: [..., k] with d [..., n], which cuBLASLt sees as [rows, k].
+    const bool batched = b.size() > 2 || (m.transpose_a && a.size() > 2);
+    const bool rows = !batched && !m.transpose_a;
+    r.m = rows ? numel(Shape(a.begin(), a.end() - 1)) : a[a.size() - (m.transpose_a ? 1 : 2)];
+    r.k = a[a.size() - (m.transpose_a ? 2 : 1)];
+    const int64_t kb = b[b.size() - (m.transpose_b ? 1 : 2)];
+    r.n = b[b.size() - (m.transpose_b ? 2 : 1)];
     auto op = [](const std::string& name, bool t) { return t ? name + "^T" : name; };
     if (kb != r.k)
       fail(at, "op(a) = " + op(m.a, m.transpose_a) + " is " + shape_string({r.m, r.k}) + " but op(b) = " +
                    op(m.b, m.transpose_b) + " is " + shape_string({kb, r.n}) + ": the inner dims differ");
-    Shape product = m.transpose_a ? Shape{r.m, r.n} : Shape(a.begin(), a.end() - 1);
-    if (!m.transpose_a) product.push_back(r.n);
+    Shape product = batched ? batch_of(m, at, a, b, r) : Shape{};
+    if (rows) product.assign(a.begin(), a.end() - 1);
+    else product.push_back(r.m);
+    product.push_back(r.n);
     if (d != product)
       fail(at, "'" + m.d + "' is " + shape_string(d) + " but the product is " + shape_string(product));
     check_bias(at, plan, r.bias, r.n);
     return r;
+  }
+
+  // A strided batch's dims (sets r's batch and strides): a and b each a matrix, broadcast to every
+  // product, or of the batch's rank with the same leading dims.
+  Shape batch_of(const MatmulStep& m, const Origin& at, const Shape& a, const Shape& b, ResolvedMatmul& r) const {
+    const Shape& batched = b.size() > 2 ? b : a;
+    const Shape dims(batched.begin(), batched.end() - 2);
+    for (const auto& [name, shape] : {std::pair{m.a, &a}, std::pair{m.b, &b}})
+      if (shape->size() != 2 && Shape(shape->begin(), shape->end() - 2) != dims)
+        fail(at, "a strided batch of products " + shape_string(dims) + ": '" + name + "' is " + shape_string(*shape) +
+                     ", neither a matrix nor a batch of those dims");
+    r.batch = numel(dims);
+    if (r.batch < 1 || r.batch > INT32_MAX)
+      fail(at, "a strided batch of " + std::to_string(r.batch) + " products: cuBLASLt counts 1 to " +
+                   std::to_string(INT32_MAX));
+    r.stride_a = a.size() > 2 ? r.m * r.k : 0;
+    r.stride_b = b.size() > 2 ? r.k * r.n : 0;
+    return dims;
   }
 
   ResolvedConv2d conv2d(const Conv2dStep& c, const Origin& at, const ResolvedPlan& plan) const {

@@ -129,6 +129,7 @@ struct LibrarySteps::Blas {
     resolve(lib, api.desc_set, "cublasLtMatmulDescSetAttribute", "cuBLASLt", file);
     resolve(lib, api.layout_create, "cublasLtMatrixLayoutCreate", "cuBLASLt", file);
     resolve(lib, api.layout_destroy, "cublasLtMatrixLayoutDestroy", "cuBLASLt", file);
+    resolve(lib, api.layout_set, "cublasLtMatrixLayoutSetAttribute", "cuBLASLt", file);
     resolve(lib, api.pref_create, "cublasLtMatmulPreferenceCreate", "cuBLASLt", file);
     resolve(lib, api.pref_destroy, "cublasLtMatmulPreferenceDestroy", "cuBLASLt", file);
     resolve(lib, api.pref_set, "cublasLtMatmulPreferenceSetAttribute", "cuBLASLt", file);
@@ -177,7 +178,10 @@ struct LibrarySteps::Blas {
                                     static_cast<float>(s.call.alpha),
                                     epilogue(s.call.epilogue),
                                     static_cast<int>(s.call.algo),
-                                    static_cast<int>(s.call.emulation)};
+                                    static_cast<int>(s.call.emulation),
+                                    s.batch,
+                                    s.stride_a,
+                                    s.stride_b};
   }
 
   // An emulated step on this GPU and library: the plan was checked against the GPU's architecture
@@ -272,14 +276,18 @@ struct LibrarySteps::Blas {
     throw std::invalid_argument("cuBLASLt: unknown epilogue");
   }
 
-  // "op(a)[37,29] @ op(b)[29,51] (transpose_b, epilogue bias_gelu)"
+  // "op(a)[37,29] @ op(b)[29,51] (transpose_b, epilogue bias_gelu)"; a strided batch leads with
+  // "12 x " and gives its strides.
   static std::string describe(const ResolvedMatmul& s) {
     auto dims = [](int64_t r, int64_t c) { return "[" + std::to_string(r) + "," + std::to_string(c) + "]"; };
     std::string flags;
+    if (s.batch > 1)
+      flags += "strides a " + std::to_string(s.stride_a) + ", b " + std::to_string(s.stride_b) + ", ";
     if (s.call.transpose_a) flags += "transpose_a, ";
     if (s.call.transpose_b) flags += "transpose_b, ";
     if (s.call.emulation != Emulation::Off) flags += "emulation " + emulation_name(s.call.emulation) + ", ";
-    return "op(a)" + dims(s.m, s.k) + " @ op(b)" + dims(s.k, s.n) + " (" + flags + "epilogue " +
+    return (s.batch > 1 ? std::to_string(s.batch) + " x " : "") + "op(a)" + dims(s.m, s.k) + " @ op(b)" +
+           dims(s.k, s.n) + " (" + flags + "epilogue " +
            epilogue_name(s.call.epilogue) + ")";
   }
 };

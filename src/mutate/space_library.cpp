@@ -385,6 +385,23 @@ bool broadcast_leaf(const TaskGraph& tg, int v, int out, Leaf& l) {
   return true;
 }
 
+// Whether cuBLASLt takes m's matmul as plan_resolve reads it: a matrix b with a matrix a, or an
+// untransposed a of rank 3 or more (a batch of rows: cuBLASLt sees [rows, k]); or a strided batch
+// (b, or a transposed a, of rank 3 or more), a and b each a matrix or a batch with t's leading dims.
+bool matmul_fits(const TaskGraph& tg, const Mapping& m) {
+  const int ra = tg.rank(m.a), rb = tg.rank(m.b), rt = tg.rank(m.t);
+  if (ra < 2 || rb < 2) return false;
+  if (rb == 2 && !(m.transpose_a && ra > 2)) return !m.transpose_a || ra == 2;
+  for (size_t w = 0; w < tg.workloads(); ++w) {
+    const Shape& t = info(tg.graph(w), m.t).shape;
+    for (int v : {m.a, m.b}) {
+      const Shape& s = info(tg.graph(w), v).shape;
+      if (s.size() != 2 && (s.size() != t.size() || !std::equal(t.begin(), t.end() - 2, s.begin()))) return false;
+    }
+  }
+  return rt > 2;
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp) {
@@ -411,12 +428,12 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
   m.b = main.inputs[1];
   m.bias = main.inputs.size() > 2 ? main.inputs[2] : -1;
   m.transpose_b = main.op == "linear";
-  if (!m.conv) {  // a transposed input is cuBLASLt's transposed operand
-    if (const int s = transposed_source(g, m.a); s >= 0 && tg.rank(s) == 2 && tg.input_index(s) >= 0) {
+  if (!m.conv) {  // a transposed input (matrix or batch of matrices) is cuBLASLt's transposed operand
+    if (const int s = transposed_source(g, m.a); s >= 0 && tg.input_index(s) >= 0) {
       m.a = s;
       m.transpose_a = true;
     }
-    if (const int s = transposed_source(g, m.b); s >= 0 && tg.rank(s) == 2 && tg.input_index(s) >= 0) {
+    if (const int s = transposed_source(g, m.b); s >= 0 && tg.input_index(s) >= 0) {
       m.b = s;
       m.transpose_b = !m.transpose_b;
     }
@@ -424,9 +441,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
   for (int operand : {m.a, m.b, m.bias})
     if (operand != -1 && (tg.input_index(operand) < 0 || info(g, operand).dtype != DType::Float32)) return out;
   const int rank = tg.rank(m.t);
-  // A matmul's a of rank 3 or more (untransposed) is a batch of rows: cuBLASLt sees [rows, k].
-  const bool a_fits = m.conv ? tg.rank(m.a) == 4 : m.transpose_a ? tg.rank(m.a) == 2 : tg.rank(m.a) >= 2;
-  if (!a_fits || tg.rank(m.b) != (m.conv ? 4 : 2) || info(g, m.t).dtype != DType::Float32) return out;
+  const bool fits = m.conv ? tg.rank(m.a) == 4 && tg.rank(m.b) == 4 : matmul_fits(tg, m);
+  if (!fits || info(g, m.t).dtype != DType::Float32) return out;
   for (size_t w = 0; w < tg.workloads(); ++w)
     if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return out;  // the kernel maps the output 1:1
   // cuDNN's 4-d tensor descriptors count elements in 32 bits: a tensor of 2^31 elements or more is

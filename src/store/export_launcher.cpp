@@ -346,36 +346,60 @@ void write_kernel_step(Writer& w, size_t si, const KernelStep* k) {
     << "    if (" << L.err() << " != cudaSuccess) return " << L.err() << ";\n  }\n";
 }
 
+// The MatmulShape's sizes as C++ expressions of the launcher's axes, as plan_resolve reads them: a
+// strided batch where b, or a transposed a, has leading dims (a and b each a matrix or that batch);
+// else an untransposed a of rank 3 or more is a batch of rows, whose leading dims make m.
+struct MatmulSizes {
+  std::string rows, cols, inner;
+  std::string batch, stride_a, stride_b;  // empty: one product
+};
+
+MatmulSizes matmul_sizes(const LauncherNames& L, const MatmulStep& m) {
+  const std::vector<std::string> a = L.shape(m.a), b = L.shape(m.b);
+  auto product = [](const std::vector<std::string>& dims, size_t from, size_t to) {
+    std::string out = dims[from];
+    for (size_t d = from + 1; d < to; ++d) out = "(" + out + ") * (" + dims[d] + ")";
+    return out;
+  };
+  const bool batched = b.size() > 2 || (m.transpose_a && a.size() > 2);
+  MatmulSizes s;
+  s.rows = !batched && !m.transpose_a ? product(a, 0, a.size() - 1) : a[a.size() - (m.transpose_a ? 1 : 2)];
+  s.inner = a[a.size() - (m.transpose_a ? 2 : 1)];
+  s.cols = b[b.size() - (m.transpose_b ? 2 : 1)];
+  if (!batched) return s;
+  const std::vector<std::string>& leading = b.size() > 2 ? b : a;
+  s.batch = product(leading, 0, leading.size() - 2);
+  s.stride_a = a.size() > 2 ? "(" + s.rows + ") * (" + s.inner + ")" : "0";
+  s.stride_b = b.size() > 2 ? "(" + s.inner + ") * (" + s.cols + ")" : "0";
+  return s;
+}
+
 void write_matmul_step(Writer& w, size_t si, const MatmulStep& m) {
   const LauncherNames& L = w.L;
   std::ostringstream& h = w.h;
-  std::vector<std::string> a = L.shape(m.a), b = L.shape(m.b);
-  // An untransposed a of rank 3 or more is a batch of rows: its leading dims make m.
-  std::string rows = m.transpose_a ? a[1] : a[0];
-  if (!m.transpose_a)
-    for (size_t d = 1; d + 1 < a.size(); ++d) rows = "(" + rows + ") * (" + a[d] + ")";
-  const std::string inner = m.transpose_a ? a[0] : a.back();
-  const std::string cols = m.transpose_b ? b[0] : b[1];
+  const MatmulSizes z = matmul_sizes(L, m);
+  const bool batched = !z.batch.empty();
   std::string value = (m.alpha == 1.0 ? "" : double_literal(m.alpha) + " * ") + m.a +
                       (m.transpose_a ? "^T" : "") + " @ " + m.b + (m.transpose_b ? "^T" : "") +
                       (m.bias.empty() ? "" : " + " + m.bias);
   if (m.epilogue == Epilogue::Relu || m.epilogue == Epilogue::BiasRelu) value = "relu(" + value + ")";
   if (m.epilogue == Epilogue::Gelu || m.epilogue == Epilogue::BiasGelu) value = "gelu_tanh(" + value + ")";
   const bool emulated = m.emulation != Emulation::Off;
-  h << "  // step " << si << ": cuBLASLt, " << m.d << " = " << value
+  h << "  // step " << si << ": cuBLASLt, " << m.d << " = " << value << (batched ? " per product of a strided batch" : "")
     << (emulated ? ", fp32 emulated with bf16x9 (cuBLAS strategy " + emulation_name(m.emulation) + "; sm_100a, sm_103a)\n"
                  : std::string(", fp32 (no TF32)\n"))
     << "  " << L.err() << " = kevo_export::cublaslt_matmul(\n"
     << "      " << L.pointer(m.a) << ", " << L.pointer(m.b) << ", " << L.pointer(m.d) << ", "
     << (m.bias.empty() ? "nullptr" : L.pointer(m.bias)) << ",\n"
-    << "      kevo_export::MatmulShape{" << rows << ", " << cols << ", " << inner << ", "
+    << "      kevo_export::MatmulShape{" << z.rows << ", " << z.cols << ", " << z.inner << ", "
     << (m.transpose_a ? "true" : "false") << ", " << (m.transpose_b ? "true" : "false") << ", "
     << float_literal(m.alpha) << ", " << cublaslt_epilogue(m.epilogue) << ", " << m.algo
-    << (emulated ? std::string(", ") + cublas_emulation_strategy(m.emulation) : std::string())
+    << (emulated ? ", " + cublas_emulation_strategy(m.emulation) : batched ? std::string(", 0") : std::string())
+    << (batched ? ", " + z.batch + ", " + z.stride_a + ", " + z.stride_b : std::string())
     << "},  // m, n, k, transpose a, b, alpha, epilogue, "
     << (m.algo == kAutotunedAlgo ? "algorithm autotuned at the first call of each shape"
                                   : "heuristic algorithm index")
-    << (emulated ? ", emulation strategy\n" : "\n")
+    << (emulated || batched ? ", emulation strategy" : "") << (batched ? ", batch, strides of a and b" : "") << "\n"
     << "      " << L.library() << ", kevo_export::kLibraryWorkspaceBytes, stream);\n"
     << "  if (" << L.err() << " != cudaSuccess) return " << L.err() << ";\n";
 }

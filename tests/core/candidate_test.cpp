@@ -243,6 +243,72 @@ TEST(Candidate, EmulatedCublasLtMatmulResolvesOnlyOnSm100aAndSm103a) {
   EXPECT_NO_THROW(parse_candidate(off, "off.json", linear(), hopper));
 }
 
+// A plan of one cuBLASLt step, `fields` its operands and flags.
+std::string matmul_plan(const std::string& fields) {
+  return R"({"source": "__global__ void unused() {}\n", "plan": {"steps": [{"library": "cublaslt.matmul", )" + fields +
+         "}]}}";
+}
+
+// A contract of inputs a and b, output y, with these shapes (JSON arrays over the axes B, M, K, N).
+Task matmul_task(const std::string& a, const std::string& b, const std::string& y, const std::string& body) {
+  return parse_task(R"({"name": "mm", "axes": {"B": {"type": "var"}, "M": {"type": "var"}, "K": {"type": "var"},
+    "N": {"type": "var"}}, "inputs": {"a": {"shape": )" + a + R"(, "dtype": "float32"}, "b": {"shape": )" + b +
+                        R"(, "dtype": "float32"}}, "outputs": {"y": {"shape": )" + y + R"(, "dtype": "float32"}},
+    "reference": "import torch\ndef run(a, b):\n    return )" + body + R"(\n",
+    "workloads": [{"B": 6, "M": 40, "K": 24, "N": 72}]})",
+                    "mm.json");
+}
+
+// torch.bmm(q, k^T): a strided batch of B products, each operand a matrix apart, d m*n apart (the
+// resolver's word for what cuBLASLt runs). A matrix operand is shared by every product (stride 0);
+// an operand batched over other dims is refused in one line.
+TEST(Candidate, BatchedCublasLtMatmulResolvesToAStridedBatch) {
+  const Task bmm = load_task(kRoot + "/tests/data/tasks/bmm_transposed_b_bias_relu.json");
+  Candidate c = parse_candidate(
+      matmul_plan(R"("a": "q", "b": "k", "d": "y", "bias": "bias", "transpose_b": true, "epilogue": "bias_relu")"),
+      "bmm.json", bmm);
+  const int64_t batch[] = {16, 3}, s[] = {256, 5}, t[] = {384, 7}, d[] = {64, 16};
+  for (size_t w = 0; w < 2; ++w) {
+    const auto& mm = std::get<ResolvedMatmul>(resolve_plan(c, bmm, bmm.workloads[w], {}).steps[0]);
+    EXPECT_EQ(mm.batch, batch[w]);
+    EXPECT_EQ(mm.m, s[w]);
+    EXPECT_EQ(mm.n, t[w]);
+    EXPECT_EQ(mm.k, d[w]);
+    EXPECT_EQ(mm.stride_a, s[w] * d[w]);
+    EXPECT_EQ(mm.stride_b, t[w] * d[w]);
+  }
+  // a^T of a batch times one matrix: the matrix is every product's b.
+  const Task shared = matmul_task(R"(["B", "K", "M"])", R"(["K", "N"])", R"(["B", "M", "N"])",
+                                  "torch.matmul(a.transpose(1, 2), b)");
+  const auto& mm = std::get<ResolvedMatmul>(
+      resolve_plan(parse_candidate(matmul_plan(R"("a": "a", "b": "b", "d": "y", "transpose_a": true)"), "t.json", shared),
+                   shared, shared.workloads[0], {})
+          .steps[0]);
+  EXPECT_EQ(mm.batch, 6);
+  EXPECT_EQ(mm.m, 40);
+  EXPECT_EQ(mm.k, 24);
+  EXPECT_EQ(mm.stride_a, 40 * 24);
+  EXPECT_EQ(mm.stride_b, 0);
+  // An untransposed batch times a matrix stays a batch of rows: one product of 6 * 40 rows.
+  const Task rows = matmul_task(R"(["B", "M", "K"])", R"(["K", "N"])", R"(["B", "M", "N"])", "torch.matmul(a, b)");
+  const auto& r = std::get<ResolvedMatmul>(
+      resolve_plan(parse_candidate(matmul_plan(R"("a": "a", "b": "b", "d": "y")"), "r.json", rows), rows,
+                   rows.workloads[0], {})
+          .steps[0]);
+  EXPECT_EQ(r.batch, 1);
+  EXPECT_EQ(r.m, 6 * 40);
+  const Task other = matmul_task(R"(["B", "M", "K"])", R"(["N", "K", "N"])", R"(["B", "M", "N"])",
+                                 "torch.matmul(a, b.sum(0))");
+  try {
+    parse_candidate(matmul_plan(R"("a": "a", "b": "b", "d": "y")"), "o.json", other);
+    ADD_FAILURE() << "operands batched over different dims were accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "o.json:1:64: plan.steps[0]: a strided batch of products [72]: 'a' is [6, 40, 24], neither a matrix "
+              "nor a batch of those dims (workload 0)");
+  }
+}
+
 TEST(Candidate, CudnnConvPlanForTask14Resolves) {
   Candidate c = parse_candidate(kConv, "conv.json", conv());
   ResolvedPlan p = resolve_plan(c, conv(), conv().workloads[1], {});

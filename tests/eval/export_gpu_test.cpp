@@ -171,8 +171,13 @@ TEST_P(ExportGpu, TheHeadersLauncherMatchesTheReferenceInAUsersProgram) {
     c = parse_candidate(space->render(g), variant + ".cu", task);
   }
   bool cudnn = false, cublaslt = false;
+  // A rendered genome's cuBLASLt step runs plain fp32: the bf16x9 emulation runs on sm_100a/sm_103a
+  // only (LibraryStepsGpu.EmulatedMatmul... covers it).
   for (Step& s : c.plan.steps)
-    if (auto* m = std::get_if<MatmulStep>(&s.op); m && ec.autotuned) m->algo = kAutotunedAlgo;
+    if (auto* m = std::get_if<MatmulStep>(&s.op)) {
+      if (ec.autotuned) m->algo = kAutotunedAlgo;
+      m->emulation = Emulation::Off;
+    }
   for (const Step& s : c.plan.steps) {
     cublaslt |= std::holds_alternative<MatmulStep>(s.op);
     cudnn |= std::holds_alternative<Conv2dStep>(s.op);
@@ -396,7 +401,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ExportCase{"sum_dim1_reduce", "06_sum_dim1.json", "", "reduce"},
                       ExportCase{"softmax_normalize", "03_softmax.json", "", "normalize"},
                       ExportCase{"hinge_loss_reduce_scalar", "11_hinge_loss.json", "", "reduce_scalar"},
-                      ExportCase{"conv2d_cudnn", "14_conv2d_relu_bias.json", "", "library"}),
+                      ExportCase{"conv2d_cudnn", "14_conv2d_relu_bias.json", "", "library"},
+                      // torch.bmm(q, k^T) + bias, relu: a strided-batched cuBLASLt step in the header.
+                      ExportCase{"bmm_cublaslt_batched", "../tests/data/tasks/bmm_transposed_b_bias_relu.json", "",
+                                 "library"}),
     [](const ::testing::TestParamInfo<ExportCase>& i) { return i.param.name; });
 
 }  // namespace

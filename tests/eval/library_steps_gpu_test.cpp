@@ -88,16 +88,23 @@ struct MatmulCase {
   double alpha;
   Epilogue epilogue;
   int64_t algo = 0;  // index into cuBLASLt's heuristic list
+  int64_t batch = 1;      // a strided batch of this many products (a, b and d [batch, ...])
+  bool shared_b = false;  // b is one matrix for every product of the batch (stride 0)
 };
 
 class MatmulGpu : public LibraryStepsGpu, public ::testing::WithParamInterface<MatmulCase> {};
 
 TEST_P(MatmulGpu, MatchesLibTorch) {
   const MatmulCase& c = GetParam();
-  torch::Tensor a = c.transpose_a ? torch::randn({c.k, c.m}, gpu_f32()) : torch::randn({c.m, c.k}, gpu_f32());
-  torch::Tensor b = c.transpose_b ? torch::randn({c.n, c.k}, gpu_f32()) : torch::randn({c.k, c.n}, gpu_f32());
+  // [batch, rows, cols], or [rows, cols] for one product and a shared b.
+  auto matrices = [&](int64_t rows, int64_t cols, bool batched) {
+    return batched ? torch::randn({c.batch, rows, cols}, gpu_f32()) : torch::randn({rows, cols}, gpu_f32());
+  };
+  const bool batched = c.batch > 1;
+  torch::Tensor a = c.transpose_a ? matrices(c.k, c.m, batched) : matrices(c.m, c.k, batched);
+  torch::Tensor b = c.transpose_b ? matrices(c.n, c.k, batched && !c.shared_b) : matrices(c.k, c.n, batched && !c.shared_b);
   torch::Tensor bias = torch::randn({c.n}, gpu_f32());
-  torch::Tensor d = torch::empty({c.m, c.n}, gpu_f32());
+  torch::Tensor d = batched ? torch::empty({c.batch, c.m, c.n}, gpu_f32()) : torch::empty({c.m, c.n}, gpu_f32());
   const bool has_bias =
       c.epilogue == Epilogue::Bias || c.epilogue == Epilogue::BiasRelu || c.epilogue == Epilogue::BiasGelu;
 
@@ -122,13 +129,16 @@ TEST_P(MatmulGpu, MatchesLibTorch) {
   step.m = c.m;
   step.n = c.n;
   step.k = c.k;
+  step.batch = c.batch;
+  step.stride_a = batched ? c.m * c.k : 0;
+  step.stride_b = batched && !c.shared_b ? c.k * c.n : 0;
   plan.steps.push_back(step);
 
   LibrarySteps libs;
   const std::string what = std::string("matmul ") + c.name;
   torch::Tensor got = run_twice(what, d, [&] { libs.launch(step, plan, ptrs, nullptr); });
 
-  torch::Tensor want = torch::matmul(c.transpose_a ? a.t() : a, c.transpose_b ? b.t() : b) * c.alpha;
+  torch::Tensor want = torch::matmul(c.transpose_a ? a.transpose(-1, -2) : a, c.transpose_b ? b.transpose(-1, -2) : b) * c.alpha;
   if (has_bias) want = want + bias;
   if (c.epilogue == Epilogue::Relu || c.epilogue == Epilogue::BiasRelu) want = torch::relu(want);
   if (c.epilogue == Epilogue::Gelu || c.epilogue == Epilogue::BiasGelu) want = torch::gelu(want, "tanh");
@@ -148,7 +158,11 @@ INSTANTIATE_TEST_SUITE_P(
                       // The heuristic's second choice: another kernel, the same fp32 result.
                       MatmulCase{"big_plain_algo1", 512, 1024, 768, false, false, 1.0, Epilogue::None, 1},
                       MatmulCase{"big_bias_gelu_transpose_b_algo1", 512, 1024, 768, false, true, 2.0, Epilogue::BiasGelu,
-                                 1}),
+                                 1},
+                      // Strided batches (torch.bmm): every product's bias is the same vector.
+                      MatmulCase{"batched_bias_relu_transpose_b", 37, 51, 29, false, true, 0.5, Epilogue::BiasRelu, 0, 6},
+                      MatmulCase{"batched_transpose_a_shared_b", 37, 51, 29, true, false, 1.0, Epilogue::Gelu, 0, 6, true},
+                      MatmulCase{"big_batched_bias_algo1", 256, 384, 64, false, true, 1.0, Epilogue::Bias, 1, 16}),
     [](const ::testing::TestParamInfo<MatmulCase>& i) { return std::string(i.param.name); });
 
 struct ConvCase {

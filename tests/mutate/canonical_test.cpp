@@ -117,6 +117,47 @@ TEST(Canonical, BmmIsMatmulAndOtherEinsumsStayEinsums) {
   EXPECT_EQ(canonical(outer.graph(outer.workloads[0])).nodes.at(0).op, "einsum");
 }
 
+// torch.bmm, a batched matmul and its einsum, with or without transposed operands, lower to one
+// strided-batched cuBLASLt step: B products of [M, K] @ [K, N], each operand a matrix apart (a
+// matrix operand is shared: stride 0). Operands batched over dims the output does not have stay off
+// the library.
+TEST(Canonical, BatchedMatrixProductsReachCublasLtAsAStridedBatch) {
+  struct Case {
+    const char* body;
+    const char* a;
+    const char* b;
+    bool ta, tb, shared_b;
+  };
+  const char* batch_mk = R"(["B", "M", "K"])";
+  for (const Case& c :
+       {Case{"torch.bmm(a, b)", batch_mk, R"(["B", "K", "N"])", false, false, false},
+        Case{"torch.einsum('bmk,bkn->bmn', a, b)", batch_mk, R"(["B", "K", "N"])", false, false, false},
+        Case{"torch.relu(torch.bmm(a, b.transpose(1, 2)))", batch_mk, R"(["B", "N", "K"])", false, true, false},
+        Case{"torch.matmul(a.transpose(-1, -2), b)", R"(["B", "K", "M"])", R"(["K", "N"])", true, false, true}}) {
+    const Task task = contract(c.a, c.b, R"(["B", "M", "N"])", c.body);
+    const auto spaces = lower(task, "sm_90a");
+    const DesignSpace* lib = find(spaces, "library/cublaslt_matmul");
+    ASSERT_NE(lib, nullptr) << c.body;
+    for (size_t w = 0; w < task.workloads.size(); ++w) {
+      const auto& axes = task.workloads[w].axes;
+      const ResolvedMatmul mm = library_step(*lib, task, w);
+      EXPECT_EQ(mm.call.transpose_a, c.ta) << c.body;
+      EXPECT_EQ(mm.call.transpose_b, c.tb) << c.body;
+      EXPECT_EQ(mm.batch, axes.at("B")) << c.body;
+      EXPECT_EQ(mm.m, axes.at("M")) << c.body;
+      EXPECT_EQ(mm.n, axes.at("N")) << c.body;
+      EXPECT_EQ(mm.stride_a, axes.at("M") * axes.at("K")) << c.body;
+      EXPECT_EQ(mm.stride_b, c.shared_b ? 0 : axes.at("K") * axes.at("N")) << c.body;
+    }
+  }
+  // [B, 1] x [1, B] batches broadcast to [B, B]: no stride walks a's batch over the output's.
+  const Task broadcast = contract(R"(["B", 1, "M", "K"])", R"([1, "B", "K", "N"])", R"(["B", "B", "M", "N"])",
+                                  "torch.matmul(a, b)");
+  const auto spaces = lower(broadcast, "sm_90a");
+  EXPECT_FALSE(spaces.empty());
+  EXPECT_EQ(find(spaces, "library/cublaslt_matmul"), nullptr);
+}
+
 TEST(Canonical, TheFoldedTransposeIsDroppedAndTheInputsKeepTheirOrder) {
   const Task task = contract(R"(["M", "K"])", R"(["N", "K"])", R"(["M", "N"])", "torch.relu(a @ b.T)");
   const Graph before = task.graph(task.workloads[0]), after = canonical(before);

@@ -16,6 +16,8 @@ namespace {
 struct Layout {
   uint64_t rows, cols;
   int64_t ld;
+  int32_t batch = 1;   // CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, where set
+  int64_t stride = 0;  // CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, where set
 };
 
 struct Matmul {
@@ -78,6 +80,20 @@ cublasStatus_t layout_create(cublasLtMatrixLayout_t* l, cudaDataType type, uint6
 cublasStatus_t layout_destroy(cublasLtMatrixLayout_t l) {
   delete l;
   --fake->descriptors_alive;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, const void* value,
+                          size_t bytes) {
+  size_t i = 0;
+  while (i < fake->layout_handles.size() && fake->layout_handles[i] != l) ++i;
+  EXPECT_LT(i, fake->layouts.size()) << "a layout the planner made";
+  if (i == fake->layouts.size()) return CUBLAS_STATUS_INVALID_VALUE;
+  if (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT && bytes == sizeof(int32_t))
+    std::memcpy(&fake->layouts[i].batch, value, bytes);
+  else if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET && bytes == sizeof(int64_t))
+    std::memcpy(&fake->layouts[i].stride, value, bytes);
+  else
+    return CUBLAS_STATUS_INVALID_VALUE;  // an attribute, or a size, the planner must not set
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t pref_create(cublasLtMatmulPreference_t* p) {
@@ -163,8 +179,8 @@ cublasStatus_t emulation_set(cublasLtEmulationDesc_t, cublasLtEmulationDescAttri
 #endif
 
 Api fake_api() {
-  return Api{&desc_create, &desc_destroy,  &desc_set,     &layout_create,    &layout_destroy,
-             &pref_create, &pref_destroy,  &pref_set,     &heuristic,        &matmul,
+  return Api{&desc_create,  &desc_destroy,  &desc_set,     &layout_create,    &layout_destroy,     &layout_set,
+             &pref_create,  &pref_destroy,  &pref_set,     &heuristic,        &matmul,
              &event_create, &event_destroy, &event_record, &event_elapsed_ms, &stream_synchronize
 #if KEVO_EXPORT_CUBLASLT_EMULATION
              ,
@@ -228,6 +244,7 @@ TEST_F(CublasLtPlan, DescribesARowMajorProblemAsCublasLtsTransposedOne) {
   EXPECT_EQ(state.layouts[2].rows, 128u);
   EXPECT_EQ(state.layouts[2].cols, 16u);
   EXPECT_EQ(state.layouts[2].ld, 128);
+  for (const Layout& l : state.layouts) EXPECT_EQ(l.batch, 1) << "one product: no batch attributes";
   EXPECT_EQ(state.heuristic_layouts[0], p.b);
   EXPECT_EQ(state.heuristic_layouts[1], p.a);
   EXPECT_EQ(state.heuristic_layouts[2], p.d);
@@ -257,6 +274,38 @@ TEST_F(CublasLtPlan, DescribesARowMajorProblemAsCublasLtsTransposedOne) {
   EXPECT_EQ(desc_value<const void*>(CUBLASLT_MATMUL_DESC_BIAS_POINTER), bias);
   release(api, p);
   EXPECT_EQ(state.descriptors_alive, 0) << "the preference and every descriptor are destroyed";
+}
+
+// torch.bmm(a[12,32,64], b[12,64,48]): each layout is a strided batch of 12, a and b a matrix
+// apart, d m*n apart. A b broadcast to every product (stride 0) keeps a's batch. The alignments
+// the heuristic assumes are those every product's operands have: a stride of 5 floats (20 bytes)
+// leaves 4.
+TEST_F(CublasLtPlan, AStridedBatchSetsEveryLayoutsCountAndStride) {
+  MatmulShape s{32, 48, 64, false, false, 1.0f, CUBLASLT_EPILOGUE_DEFAULT, 0};
+  s.batch = 12, s.stride_a = 32 * 64, s.stride_b = 0;
+  const Key key = key_of(s, 0x1000, 0x2000, 0x3000);
+  EXPECT_EQ(key.align_a, 256u);
+  EXPECT_EQ(key.align_b, 256u) << "b, broadcast, is the same matrix for every product";
+  EXPECT_EQ(key.align_d, 256u);  // 32 * 48 floats apart
+  state.results = {result(11, 0)};
+  Plan p;
+  ASSERT_TRUE(build(api, handle, key, kWorkspace, p).ok());
+  ASSERT_EQ(state.layouts.size(), 3u);
+  EXPECT_EQ(state.layouts[0].batch, 12);
+  EXPECT_EQ(state.layouts[0].stride, 32 * 64);
+  EXPECT_EQ(state.layouts[1].batch, 12);
+  EXPECT_EQ(state.layouts[1].stride, 0);
+  EXPECT_EQ(state.layouts[2].batch, 12);
+  EXPECT_EQ(state.layouts[2].stride, 32 * 48);
+  release(api, p);
+
+  MatmulShape odd = s;
+  odd.stride_a = 5;
+  EXPECT_EQ(key_of(odd, 0x1000, 0x2000, 0x3000).align_a, 4u);
+  EXPECT_FALSE(same(key_of(s, 0x1000, 0x2000, 0x3000), key_of(odd, 0x1000, 0x2000, 0x3000)));
+  MatmulShape fewer = s;
+  fewer.batch = 6;
+  EXPECT_FALSE(same(key_of(s, 0x1000, 0x2000, 0x3000), key_of(fewer, 0x1000, 0x2000, 0x3000)));
 }
 
 #if KEVO_EXPORT_CUBLASLT_EMULATION

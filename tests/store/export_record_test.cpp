@@ -41,7 +41,7 @@ const char* kRecordingRuntime = R"src(#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstring>
 #define KEVO_EXPORT_RUNTIME_V1
-#define KEVO_EXPORT_CUBLASLT_V5
+#define KEVO_EXPORT_CUBLASLT_V6
 #define KEVO_EXPORT_CUDNN_V2
 const char* const* g_kinds = nullptr;  // per kernel launch of the run: 'B'uffer, 'I'nt32, 'L' int64, 'F'loat, 'D'ouble
 int g_launch = 0;
@@ -79,6 +79,7 @@ struct MatmulShape {
   cublasLtEpilogue_t epilogue;
   int algo;
   int emulation = 0;
+  int64_t batch = 1, stride_a = 0, stride_b = 0;
 };
 inline const char* epilogue_text(cublasLtEpilogue_t e) {
   switch (e) {
@@ -96,9 +97,10 @@ inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const 
   uint32_t alpha;
   std::memcpy(&alpha, &s.alpha, sizeof alpha);
   std::printf("matmul a=%llx b=%llx d=%llx bias=%llx m=%lld n=%lld k=%lld ta=%d tb=%d alpha=%08x epilogue=%s algo=%d "
-              "emulation=%d ws=%llx bytes=%zu stream=%llx\n", address(a), address(b), address(d), address(bias),
-              (long long)s.m, (long long)s.n, (long long)s.k, (int)s.transpose_a, (int)s.transpose_b, alpha,
-              epilogue_text(s.epilogue), s.algo, s.emulation, address(workspace), workspace_bytes, address(stream));
+              "emulation=%d batch=%lld strides=%lld,%lld ws=%llx bytes=%zu stream=%llx\n", address(a), address(b),
+              address(d), address(bias), (long long)s.m, (long long)s.n, (long long)s.k, (int)s.transpose_a,
+              (int)s.transpose_b, alpha, epilogue_text(s.epilogue), s.algo, s.emulation, (long long)s.batch,
+              (long long)s.stride_a, (long long)s.stride_b, address(workspace), workspace_bytes, address(stream));
   return cudaSuccess;
 }
 struct Conv2dShape {
@@ -193,7 +195,8 @@ std::string expected_record(const Task& t, const Candidate& c, int wi) {
       out << "matmul a=" << p(m->a) << " b=" << p(m->b) << " d=" << p(m->d) << " bias=" << p(m->bias) << " m=" << m->m
           << " n=" << m->n << " k=" << m->k << " ta=" << m->call.transpose_a << " tb=" << m->call.transpose_b
           << " alpha=" << buf << " epilogue=" << epilogue_name(m->call.epilogue) << " algo=" << m->call.algo
-          << " emulation=" << static_cast<int>(m->call.emulation) << " ws=" << hex(library)
+          << " emulation=" << static_cast<int>(m->call.emulation) << " batch=" << m->batch << " strides=" << m->stride_a
+          << "," << m->stride_b << " ws=" << hex(library)
           << " bytes=" << (32u << 20) << " stream=" << hex(kStreamAddress) << "\n";
     } else {
       const auto& cv = std::get<ResolvedConv2d>(s);
@@ -313,7 +316,7 @@ TEST(Export, TheLauncherAsksForWhatTheEngineResolvesOnEveryValidatedWorkload) {
 }
 
 // A plan whose matmul is autotuned ("algo": "auto") exports with algo -1, which the cuBLASLt runtime
-// section (v5) times at the first call of each shape; the header compiles and links with nvcc, and
+// section (v6) times at the first call of each shape; the header compiles and links with nvcc, and
 // the launcher passes -1 on every workload.
 TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
   Task linear = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
@@ -326,8 +329,8 @@ TEST(Export, AnAutotunedCublasLtPlanCompilesAndPassesItsChoiceOn) {
   ASSERT_EQ(std::get<MatmulStep>(e.candidate.plan.steps.front().op).algo, kAutotunedAlgo);
   e.header = export_header(linear, e.candidate, provenance(linear, "linear_auto.json"));
   for (const char* want : {"kevo_export::MatmulShape{M, N, K, false, true, 2.0f, CUBLASLT_EPILOGUE_BIAS, -1}",
-                           "algorithm autotuned at the first call of each shape", "#ifndef KEVO_EXPORT_CUBLASLT_V5",
-                           "inline namespace v5 {", "cublaslt::tune(linked_cublaslt(), p.handle, p.plan,",
+                           "algorithm autotuned at the first call of each shape", "#ifndef KEVO_EXPORT_CUBLASLT_V6",
+                           "inline namespace v6 {", "cublaslt::tune(linked_cublaslt(), p.handle, p.plan,",
                            "cudaEventElapsedTime", "cudaErrorStreamCaptureUnsupported"})
     EXPECT_NE(e.header.find(want), std::string::npos) << want << "\n" << e.header;
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
@@ -360,6 +363,28 @@ TEST(Export, AnEmulatedCublasLtPlanCompilesForSm100aAndPassesItsStrategyOn) {
   if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
   compile_program("emulated", {&e}, true, "-gencode=arch=compute_100a,code=sm_100a");
   EXPECT_EQ(record_program({&e}), static_cast<int>(linear.workloads.size()));
+}
+
+// torch.bmm(q, k^T) + bias, relu as one cuBLASLt step (and a kernel after it): the launcher passes the strided batch (the
+// batch dims' product and each operand's stride, in the contract's axes) after a plain emulation
+// strategy; the header compiles with the runtime's MatmulShape, and on every workload passes the
+// batch and strides the engine resolves.
+TEST(Export, AStridedBatchedCublasLtPlanPassesTheEnginesBatchAndStrides) {
+  Task bmm = load_task(kRoot + "tests/data/tasks/bmm_transposed_b_bias_relu.json");
+  const char* text = R"({"source": "__global__ void halve(float* y, long long n) {}\n", "plan": {"steps": [
+    {"library": "cublaslt.matmul", "a": "q", "b": "k", "d": "y", "bias": "bias", "transpose_b": true, "epilogue": "bias_relu"},
+    {"kernel": "halve", "grid": ["(B * S * T + 255) // 256"], "block": [256], "args": ["y", {"int64": "B * S * T"}]}]}})";
+  Exported e{&bmm, parse_candidate(text, "bmm.json", bmm), "bmm", "", true, false};
+  e.header = export_header(bmm, e.candidate, provenance(bmm, "bmm.json"));
+  for (const char* want :
+       {"kevo_export::MatmulShape{S, T, D, false, true, 1.0f, CUBLASLT_EPILOGUE_RELU_BIAS, 0, 0, B, (S) * (D), (D) * (T)},"
+        "  // m, n, k, transpose a, b, alpha, epilogue, heuristic algorithm index, emulation strategy, batch, strides of "
+        "a and b",
+        "y = relu(q @ k^T + bias) per product of a strided batch", "CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET"})
+    EXPECT_NE(e.header.find(want), std::string::npos) << want << "\n" << e.header;
+  if (!have_nvcc()) GTEST_SKIP() << "no nvcc at '" << nvcc() << "'";
+  compile_program("bmm", {&e}, true);
+  EXPECT_EQ(record_program({&e}), static_cast<int>(bmm.workloads.size()));
 }
 
 }  // namespace

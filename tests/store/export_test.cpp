@@ -61,7 +61,7 @@ TEST(Export, TheRuntimeBlocksAreTheRuntimeHeadersWithTheirPlannersInlined) {
   };
   EXPECT_EQ(export_runtime_block("runtime.h"), from_marker(file("runtime.h"), "// ---- kevo export runtime"));
   const std::map<std::string, std::pair<std::string, std::string>> libraries = {
-      {"cublaslt.h", {"cublaslt_plan.h", "KEVO_EXPORT_CUBLASLT_V5"}}, {"cudnn.h", {"cudnn_plan.h", "KEVO_EXPORT_CUDNN_V2"}}};
+      {"cublaslt.h", {"cublaslt_plan.h", "KEVO_EXPORT_CUBLASLT_V6"}}, {"cudnn.h", {"cudnn_plan.h", "KEVO_EXPORT_CUDNN_V2"}}};
   for (const auto& [name, planner_and_guard] : libraries) {
     const std::string& block = export_runtime_block(name);
     const std::string planner = from_marker(file(planner_and_guard.first), "// ---- ");

@@ -14,11 +14,11 @@
 #include <cublasLt.h>
 
 // ---- kevo export runtime: cuBLASLt matmul steps (link with -lcublasLt)
-#ifndef KEVO_EXPORT_CUBLASLT_V5
-#define KEVO_EXPORT_CUBLASLT_V5
+#ifndef KEVO_EXPORT_CUBLASLT_V6
+#define KEVO_EXPORT_CUBLASLT_V6
 #include "cublaslt_plan.h"
 namespace kevo_export {
-inline namespace v5 {
+inline namespace v6 {
 
 namespace detail {
 
@@ -46,6 +46,7 @@ inline const cublaslt::Api& linked_cublaslt() {
       &cublasLtMatmulDescSetAttribute,
       &cublasLtMatrixLayoutCreate,
       &cublasLtMatrixLayoutDestroy,
+      &cublasLtMatrixLayoutSetAttribute,
       &cublasLtMatmulPreferenceCreate,
       &cublasLtMatmulPreferenceDestroy,
       &cublasLtMatmulPreferenceSetAttribute,
@@ -148,6 +149,6 @@ inline cudaError_t cublaslt_matmul(const void* a, const void* b, void* d, const 
                                            d, workspace, workspace_bytes, stream));
 }
 
-}  // namespace v5
+}  // namespace v6
 }  // namespace kevo_export
-#endif  // KEVO_EXPORT_CUBLASLT_V5
+#endif  // KEVO_EXPORT_CUBLASLT_V6

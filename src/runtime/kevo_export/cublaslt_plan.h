@@ -13,7 +13,7 @@
 
 // ---- the cuBLASLt planner, shared with kevo's evaluation (src/runtime/kevo_export/cublaslt_plan.h)
 namespace kevo_export {
-inline namespace v5 {
+inline namespace v6 {
 
 // cuBLASLt's fp32 emulation (bf16x9) came with CUDA 13's headers; built against older ones, a
 // plan asking for it fails as CUBLAS_STATUS_NOT_SUPPORTED.
@@ -25,6 +25,8 @@ inline namespace v5 {
 
 // d[m,n] = epilogue(alpha * op(a)[m,k] @ op(b)[k,n] (+ bias[n])) on row-major fp32 matrices, with
 // the bias added after the alpha scaling (cuBLASLt's order) and gelu cuBLASLt's tanh approximation.
+// A strided batch repeats it `batch` times: product i reads a + i * stride_a and b + i * stride_b
+// (elements; 0 broadcasts one matrix to every product), writes d + i * m * n, and adds the same bias.
 struct MatmulShape {
   int64_t m, n, k;
   bool transpose_a, transpose_b;
@@ -34,6 +36,8 @@ struct MatmulShape {
              // -1 (the plan's "auto"): the fastest of them, timed at the first call of each shape
   int emulation = 0;  // 0: plain fp32; else the bf16x9 emulation with this cublasEmulationStrategy_t
                       // (1 performant, 2 eager), as the plan's "emulation": sm_100a and sm_103a only
+  int64_t batch = 1;                  // products in the strided batch (at most INT32_MAX)
+  int64_t stride_a = 0, stride_b = 0;  // elements between consecutive products' a, b
 };
 
 namespace cublaslt {
@@ -50,6 +54,7 @@ struct Api {
   decltype(&cublasLtMatmulDescSetAttribute) desc_set;
   decltype(&cublasLtMatrixLayoutCreate) layout_create;
   decltype(&cublasLtMatrixLayoutDestroy) layout_destroy;
+  decltype(&cublasLtMatrixLayoutSetAttribute) layout_set;
   decltype(&cublasLtMatmulPreferenceCreate) pref_create;
   decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy;
   decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set;
@@ -83,7 +88,8 @@ struct Key {
   bool transpose_a, transpose_b;
   cublasLtEpilogue_t epilogue;
   uint32_t align_a, align_b, align_d;
-  int emulation;  // MatmulShape's
+  int emulation;                         // MatmulShape's
+  int64_t batch, stride_a, stride_b;     // MatmulShape's
 };
 
 // Descriptors (cuBLASLt's view: its A is our b, its B our a) and the usable algorithms.
@@ -105,15 +111,32 @@ inline uint32_t alignment(uint64_t address) {
   return a;
 }
 
+// A batch's alignments are those every product's operands share: the base's and the stride's.
 inline Key key_of(const MatmulShape& s, uint64_t a, uint64_t b, uint64_t d) {
-  return Key{s.m,      s.n,          s.k,          s.transpose_a, s.transpose_b, s.epilogue,
-             alignment(a), alignment(b), alignment(d), s.emulation};
+  const uint64_t bytes = sizeof(float), batched = s.batch > 1 ? 1 : 0;
+  const uint64_t stride_a = batched * bytes * static_cast<uint64_t>(s.stride_a),
+                 stride_b = batched * bytes * static_cast<uint64_t>(s.stride_b),
+                 stride_d = batched * bytes * static_cast<uint64_t>(s.m * s.n);
+  return Key{s.m,
+             s.n,
+             s.k,
+             s.transpose_a,
+             s.transpose_b,
+             s.epilogue,
+             alignment(a | stride_a),
+             alignment(b | stride_b),
+             alignment(d | stride_d),
+             s.emulation,
+             s.batch,
+             s.stride_a,
+             s.stride_b};
 }
 
 inline bool same(const Key& x, const Key& y) {
   return x.m == y.m && x.n == y.n && x.k == y.k && x.transpose_a == y.transpose_a &&
          x.transpose_b == y.transpose_b && x.epilogue == y.epilogue && x.align_a == y.align_a &&
-         x.align_b == y.align_b && x.align_d == y.align_d && x.emulation == y.emulation;
+         x.align_b == y.align_b && x.align_d == y.align_d && x.emulation == y.emulation && x.batch == y.batch &&
+         x.stride_a == y.stride_a && x.stride_b == y.stride_b;
 }
 
 inline Outcome failed(const char* call, cublasStatus_t status) { return Outcome{call, static_cast<int>(status), false}; }
@@ -129,9 +152,17 @@ inline void release(const Api& api, Plan& p) {
   p = Plan{};
 }
 
-// A row-major [rows, cols] fp32 matrix is a column-major [cols, rows] one with leading dimension cols.
-inline cublasStatus_t layout(const Api& api, cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols) {
-  return api.layout_create(l, CUDA_R_32F, static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), cols);
+// A row-major [rows, cols] fp32 matrix is a column-major [cols, rows] one with leading dimension cols;
+// in a strided batch of `batch` (more than 1), consecutive matrices `stride` elements apart.
+inline cublasStatus_t layout(const Api& api, cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t batch,
+                             int64_t stride) {
+  cublasStatus_t st = api.layout_create(l, CUDA_R_32F, static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), cols);
+  if (st != CUBLAS_STATUS_SUCCESS || batch <= 1) return st;
+  const int32_t count = static_cast<int32_t>(batch);
+  st = api.layout_set(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = api.layout_set(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+  return st;
 }
 
 // The heuristic's results for the plan's descriptors that fit `workspace_bytes`, into p.algos.
@@ -210,9 +241,11 @@ inline Outcome build(const Api& api, cublasLtHandle_t handle, const Key& s, size
   if (st == CUBLAS_STATUS_SUCCESS)
     st = api.desc_set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &s.epilogue, sizeof s.epilogue);
   if (st != CUBLAS_STATUS_SUCCESS) return failed("cublasLtMatmulDescSetAttribute", st);
-  st = s.transpose_a ? layout(api, &p.a, s.k, s.m) : layout(api, &p.a, s.m, s.k);
-  if (st == CUBLAS_STATUS_SUCCESS) st = s.transpose_b ? layout(api, &p.b, s.n, s.k) : layout(api, &p.b, s.k, s.n);
-  if (st == CUBLAS_STATUS_SUCCESS) st = layout(api, &p.d, s.m, s.n);
+  // A strided batch's bias is the same vector for every product: CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE's default 0.
+  st = s.transpose_a ? layout(api, &p.a, s.k, s.m, s.batch, s.stride_a) : layout(api, &p.a, s.m, s.k, s.batch, s.stride_a);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = s.transpose_b ? layout(api, &p.b, s.n, s.k, s.batch, s.stride_b) : layout(api, &p.b, s.k, s.n, s.batch, s.stride_b);
+  if (st == CUBLAS_STATUS_SUCCESS) st = layout(api, &p.d, s.m, s.n, s.batch, s.m * s.n);
   if (st != CUBLAS_STATUS_SUCCESS) return failed("cublasLtMatrixLayoutCreate", st);
   return find_algorithms(api, handle, s, workspace_bytes, p);
 }
@@ -280,5 +313,5 @@ inline Outcome tune(const Api& api, cublasLtHandle_t handle, Plan& p, float alph
 }
 
 }  // namespace cublaslt
-}  // namespace v5
+}  // namespace v6
 }  // namespace kevo_export
