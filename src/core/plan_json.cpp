@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
 #include <string>
 
@@ -70,7 +71,8 @@ Json step_json(const ResolvedStep& step) {
   if (const auto* m = std::get_if<ResolvedMatmul>(&step)) {
     const MatmulStep& c = m->call;
     return {{"library", "cublaslt.matmul"}, {"a", m->a}, {"b", m->b}, {"d", m->d}, {"bias", m->bias},
-            {"m", m->m}, {"n", m->n}, {"k", m->k}, {"names", {c.a, c.b, c.d, c.bias}},
+            {"m", m->m}, {"n", m->n}, {"k", m->k}, {"batch", m->batch}, {"stride_a", m->stride_a},
+            {"stride_b", m->stride_b}, {"names", {c.a, c.b, c.d, c.bias}},
             {"transpose_a", c.transpose_a}, {"transpose_b", c.transpose_b}, {"alpha", c.alpha},
             {"epilogue", epilogue_name(c.epilogue)}, {"algo", c.algo}, {"emulation", static_cast<int>(c.emulation)}};
   }
@@ -113,6 +115,12 @@ ResolvedStep step_from(const Json& j, int buffers) {
     ResolvedMatmul m;
     m.a = buffer("a", false), m.b = buffer("b", false), m.d = buffer("d", false), m.bias = buffer("bias", true);
     m.m = j.at("m").get<int64_t>(), m.n = j.at("n").get<int64_t>(), m.k = j.at("k").get<int64_t>();
+    m.batch = j.at("batch").get<int64_t>();
+    m.stride_a = j.at("stride_a").get<int64_t>(), m.stride_b = j.at("stride_b").get<int64_t>();
+    if (m.batch < 1 || m.batch > INT32_MAX || m.stride_a < 0 || m.stride_b < 0)
+      throw std::invalid_argument("cuBLASLt batch " + std::to_string(m.batch) + " with strides " +
+                                  std::to_string(m.stride_a) + ", " + std::to_string(m.stride_b) +
+                                  ": expected 1 to 2^31 - 1 products, strides 0 or more");
     m.call.a = names[0], m.call.b = names[1], m.call.d = names[2], m.call.bias = names[3];
     m.call.transpose_a = j.at("transpose_a").get<bool>();
     m.call.transpose_b = j.at("transpose_b").get<bool>();

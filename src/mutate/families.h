@@ -124,7 +124,8 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tg);
 std::vector<std::unique_ptr<DesignSpace>> lower_split(const TaskGraphPtr& tg);
 // The tensor-core families' precision gates (space_gemm.cpp, docs/templates.md): plain TF32 where
 // rtol >= 2^-11 * sqrt(K) at this K, 3xTF32 accumulated on the tensor cores where
-// rtol >= 2^-27 * K, 3xbf16 (also accumulated there) where rtol >= 2^-16 as well.
+// rtol >= 3 * 2^-27 * K, 3xbf16 (also accumulated there, in k steps twice as long) where
+// rtol >= 3 * 2^-28 * K and rtol >= 2^-16.
 bool tf32_admitted(const Task& task, int64_t k);
 bool tf32x3_admitted(const Task& task, int64_t k);
 bool bf16x3_admitted(const Task& task, int64_t k);

@@ -87,6 +87,31 @@ TEST(PlanJson, MatmulEmulationRoundTrips) {
   EXPECT_THROW(resolved_plan_from_json(missing), std::invalid_argument);
 }
 
+// A strided batch (torch.bmm) travels with the matmul: the worker runs every product, not the
+// first alone; a batch of none, or a negative stride, is refused.
+TEST(PlanJson, MatmulStridedBatchRoundTrips) {
+  Task task = load_task(kRoot + "tests/data/tasks/bmm_transposed_b_bias_relu.json");
+  Candidate c = parse_candidate(R"({"source": "__global__ void unused() {}\n", "plan": {"steps": [{"library":
+    "cublaslt.matmul", "a": "q", "b": "k", "d": "y", "bias": "bias", "transpose_b": true, "epilogue": "bias_relu"}]}})",
+                                "bmm.json", task);
+  ResolvedPlan plan = resolve_plan(c, task, task.workloads[0], DeviceLimits{});
+  const auto& sent = std::get<ResolvedMatmul>(plan.steps[0]);
+  ASSERT_EQ(sent.batch, 16);
+  const nlohmann::json j = nlohmann::json::parse(resolved_plan_to_json(plan).dump());
+  const auto& got = std::get<ResolvedMatmul>(resolved_plan_from_json(j).steps[0]);
+  EXPECT_EQ(got.batch, sent.batch);
+  EXPECT_EQ(got.stride_a, sent.stride_a);
+  EXPECT_EQ(got.stride_b, sent.stride_b);
+  for (const auto& [key, value] : {std::pair{"batch", 0}, std::pair{"stride_b", -1}}) {
+    nlohmann::json bad = j;
+    bad["steps"][0][key] = value;
+    EXPECT_THROW(resolved_plan_from_json(bad), std::invalid_argument) << key << " " << value;
+  }
+  nlohmann::json missing = j;
+  missing["steps"][0].erase("batch");
+  EXPECT_THROW(resolved_plan_from_json(missing), std::invalid_argument);
+}
+
 TEST(PlanJson, DamagedPlansAreRefused) {
   Task task = load_task(kRoot + "tasks/03_softmax.json");
   Candidate c = load_candidate(kRoot + "tests/data/candidates/softmax.cu", task);

@@ -122,7 +122,7 @@ TEST(GemmSpaces, ReducedPrecisionIsOfferedOnlyWhereTheToleranceAdmitsIt) {
   Task strict = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
   auto s = gemm_space(strict);
   ASSERT_NE(s, nullptr);
-  Genome g = genome_with(*s, "kPrecision", 0, rng);
+  Genome g = genome_with(*s, "kPrecision", 4, rng);
   set(*s, g, "kPrecision", 1);
   std::string why;
   EXPECT_FALSE(s->legal(g, &why));
@@ -150,22 +150,29 @@ TEST(GemmSpaces, ReducedPrecisionIsOfferedOnlyWhereTheToleranceAdmitsIt) {
   for (int i = 0; i < 50; ++i) EXPECT_EQ(value(*h, h->random_genome(rng), "kPrecision"), 2);
 }
 
-// 3xTF32 accumulated on the tensor cores (which add rounding toward zero) drifts by about 2^-27 * K:
-// at task 13's 1e-4 and K = 8192 it is offered; where the tolerance is tighter for the K (a layer
-// norm after the GEMM checks the prefix against a 16th of rtol) only the promoted form is, on the
-// mma.sync path (3xbf16, unbiased, stays where rtol >= 2^-16), and the refusal says why.
+// 3xTF32 accumulated on the tensor cores (three adds per k step of 8, each rounding toward zero)
+// is offered where rtol >= 3 * 2^-27 * K: just above that at K = 8192 it is; at task 13's own 1e-4
+// (KernelBench level 1 #17 at K = 8192 missed it on an H100) and below, only the promoted form is,
+// on the mma.sync path, and the refusal says why. 3xbf16 (k steps of 16: half the drift) stays at
+// 1e-4 and K = 8192, and goes where rtol < 3 * 2^-28 * K.
 TEST(GemmSpaces, ThreeTf32OnTheTensorCoresAccumulatorIsOfferedOnlyWhereItsDriftFitsTheTolerance) {
   std::mt19937_64 rng(7);
   Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
+  Task loose = task;
+  loose.tolerance.rtol = 3 * std::ldexp(8192.0, -27) * 1.1;  // just above the bound at K = 8192
+  auto l = gemm_space(loose);
+  ASSERT_NE(l, nullptr);
+  const Genome chained = genome_with(*l, "kPrecision", 0, rng);
+  EXPECT_TRUE(l->legal(chained));
   auto s = gemm_space(task);
   ASSERT_NE(s, nullptr);
-  const Genome chained = genome_with(*s, "kPrecision", 0, rng);
-  EXPECT_TRUE(s->legal(chained));
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(value(*s, genome_with(*s, "kPrecision", 4, rng), "kPath"), 0);
   std::string why;
+  EXPECT_FALSE(s->legal(chained, &why)) << "3xTF32's drift at 1e-4 and K = 8192";
+  EXPECT_NE(why.find("3xTF32 accumulated on the tensor cores drifts"), std::string::npos) << why;
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(value(*s, genome_with(*s, "kPrecision", 4, rng), "kPath"), 0);
 
   Task tight = task;
-  tight.tolerance.rtol = std::ldexp(8192.0, -27) * 0.9;  // just below the drift at K = 8192
+  tight.tolerance.rtol = 3 * std::ldexp(8192.0, -28) * 0.9;  // just below 3xbf16's bound at K = 8192
   auto t = gemm_space(tight);
   ASSERT_NE(t, nullptr);
   EXPECT_FALSE(t->legal(chained, &why));
