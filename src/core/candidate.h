@@ -105,6 +105,13 @@ struct MatmulStep {
 
 inline constexpr int64_t kAutotunedAlgo = -1;
 
+// Whether a cuBLASLt step with operands of these ranks is a strided batch of products: b, or a
+// transposed a, has leading dims (each operand then a matrix or a batch of the output's leading
+// dims). An untransposed a with leading dims times a matrix b is one product of all a's rows.
+inline bool strided_batch(size_t rank_a, size_t rank_b, bool transpose_a) {
+  return rank_b > 2 || (transpose_a && rank_a > 2);
+}
+
 // "cudnn.conv2d_forward" on NCHW fp32: y = epilogue(conv2d(x, w) (+ bias[K])); epilogue None or Relu.
 struct Conv2dStep {
   std::string x, w, y, bias;  // bias optional

@@ -195,7 +195,7 @@ class Resolver {
     if (b.size() < 2) rank(at, "cublaslt.matmul takes matrices", {m.b}, {&b}, 2);
     // A strided batch where b, or a transposed a, has leading dims; else where a (not transposed) has
     // them, a batch of rows: [..., k] with d [..., n], which cuBLASLt sees as [rows, k].
-    const bool batched = b.size() > 2 || (m.transpose_a && a.size() > 2);
+    const bool batched = strided_batch(a.size(), b.size(), m.transpose_a);
     const bool rows = !batched && !m.transpose_a;
     r.m = rows ? numel(Shape(a.begin(), a.end() - 1)) : a[a.size() - (m.transpose_a ? 1 : 2)];
     r.k = a[a.size() - (m.transpose_a ? 2 : 1)];

@@ -389,9 +389,9 @@ bool broadcast_leaf(const TaskGraph& tg, int v, int out, Leaf& l) {
 // untransposed a of rank 3 or more (a batch of rows: cuBLASLt sees [rows, k]); or a strided batch
 // (b, or a transposed a, of rank 3 or more), a and b each a matrix or a batch with t's leading dims.
 bool matmul_fits(const TaskGraph& tg, const Mapping& m) {
-  const int ra = tg.rank(m.a), rb = tg.rank(m.b), rt = tg.rank(m.t);
+  const int ra = tg.rank(m.a), rb = tg.rank(m.b);
   if (ra < 2 || rb < 2) return false;
-  if (rb == 2 && !(m.transpose_a && ra > 2)) return !m.transpose_a || ra == 2;
+  if (!strided_batch(static_cast<size_t>(ra), static_cast<size_t>(rb), m.transpose_a)) return true;
   for (size_t w = 0; w < tg.workloads(); ++w) {
     const Shape& t = info(tg.graph(w), m.t).shape;
     for (int v : {m.a, m.b}) {
@@ -399,7 +399,7 @@ bool matmul_fits(const TaskGraph& tg, const Mapping& m) {
       if (s.size() != 2 && (s.size() != t.size() || !std::equal(t.begin(), t.end() - 2, s.begin()))) return false;
     }
   }
-  return rt > 2;
+  return true;
 }
 
 }  // namespace

@@ -361,7 +361,7 @@ MatmulSizes matmul_sizes(const LauncherNames& L, const MatmulStep& m) {
     for (size_t d = from + 1; d < to; ++d) out = "(" + out + ") * (" + dims[d] + ")";
     return out;
   };
-  const bool batched = b.size() > 2 || (m.transpose_a && a.size() > 2);
+  const bool batched = strided_batch(a.size(), b.size(), m.transpose_a);
   MatmulSizes s;
   s.rows = !batched && !m.transpose_a ? product(a, 0, a.size() - 1) : a[a.size() - (m.transpose_a ? 1 : 2)];
   s.inner = a[a.size() - (m.transpose_a ? 2 : 1)];
