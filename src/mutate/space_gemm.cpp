@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "mutate/canonical.h"
 #include "mutate/families.h"
 #include "mutate/mma_lowering.h"
 
@@ -33,8 +34,11 @@ struct TailInput {
 };
 
 struct Mapping {
-  int main = -1, a = -1, b = -1, bias = -1, t = -1;
-  bool b_kmajor = false;  // linear: W is [N, K]; matmul: b is [K, N]
+  int main = -1, a = -1, b = -1, bias = -1, t = -1;  // b: the graph input (a transposed b's source)
+  bool b_kmajor = false;  // linear, or a batch of transposed b: [N, K]; else b is [K, N]
+  // A batch of matrix products (bmm): a [..., M, K], b [..., K, N] or [..., N, K] and y [..., M, N]
+  // with the same leading dims, one product per blockIdx.z; else y's leading dims are rows.
+  bool batched = false;
   DType elem = DType::Float32, out = DType::Float32;
   Region tail;                    // from t (and the contract's inputs) to the output
   std::vector<TailInput> inputs;  // the tail's inputs other than t; the linear's bias first
@@ -57,8 +61,8 @@ class GemmSpace : public DesignSpace {
     const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2, tma = v["kLoad"] == 1;
     const bool persistent = v["kPersistent"] == 1;
     const int64_t splits = v["kSplits"], threads = (v["kPath"] ? 128 : 32) * v["kWarpsM"] * v["kWarpsN"] + (tma ? 128 : 0);
-    const int rank = tg_->rank(out);
-    const std::string M = tg_->product(out, 0, rank - 1), N = tg_->dim(out, rank - 1), K = tg_->dim(m_.a, rank - 1);
+    const std::string M = rows(), N = tg_->dim(out, tg_->rank(out) - 1), K = tg_->dim(m_.a, tg_->rank(m_.a) - 1);
+    const std::string batch = batch_count();
     const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
                               ") * ((" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]) + ")";
     const std::string ws = scratch_name(task, "gemm_workspace"), turns = scratch_name(task, "gemm_turns");
@@ -68,7 +72,8 @@ class GemmSpace : public DesignSpace {
 
     std::ostringstream src;
     src << "// The op graph (first workload); the GEMM computes " << input_name(m_.a) << " @ " << input_name(m_.b)
-        << (m_.b_kmajor ? "^T" : "") << ", Tail::apply the rest from its accumulator:\n";
+        << (m_.b_kmajor ? "^T" : "") << (m_.batched ? ", one product of the batch per blockIdx.z" : "")
+        << ", Tail::apply the rest from its accumulator:\n";
     std::istringstream ref(tg_->graph().to_string());
     for (std::string line; std::getline(ref, line);) src << "//   " << line << "\n";
     src << tail_functor() << "\n";
@@ -105,6 +110,7 @@ class GemmSpace : public DesignSpace {
       args.push_back(m_.row_stats);
     }
     src << tail_parameters(args) << ", int M, int N, int K) {\n";
+    if (m_.batched) src << batch_offsets(serial);
     src << "  const kevo::GemmOperands<" << T << ", " << TOut << "> op{a, b, y, " << (serial || second_kernel ? "ws" : "nullptr")
         << ", " << (serial ? "turns" : "nullptr") << ", M, N, K};\n";
     const std::string with_stats = stats ? ", kevo::RowExpStats>" : ">", stats_init = stats ? ", kevo::RowExpStats::Params{row_part}" : "";
@@ -122,13 +128,14 @@ class GemmSpace : public DesignSpace {
       src << "\n// Serial split-K's turn counters start at zero in every run.\n"
              "extern \"C\" __global__ void kevo_gemm_zero_turns(int* turns, int n) { kevo::gemm_zero_flags(turns, n); }\n";
       steps.push_back({{"kernel", "kevo_gemm_zero_turns"},
-                       {"grid", {"(" + tiles + " + 255) // 256"}},
+                       {"grid", {"(" + batched_count(tiles) + " + 255) // 256"}},
                        {"block", {256}},
-                       {"args", {turns, {{"int", tiles}}}}});
-      plan["buffers"][turns] = {{"dtype", "int32"}, {"shape", {tiles}}};
+                       {"args", {turns, {{"int", batched_count(tiles)}}}}});
+      plan["buffers"][turns] = {{"dtype", "int32"}, {"shape", {batched_count(tiles)}}};
     }
     steps.push_back({{"kernel", "kevo_gemm"},
-                     {"grid", {persistent ? std::string("num_sms") : tiles, splits}},
+                     {"grid", m_.batched ? nlohmann::json{tiles, splits, batch}
+                                         : nlohmann::json{persistent ? std::string("num_sms") : tiles, splits}},
                      {"block", {threads}},
                      {"shared_bytes", shared},
                      {"args", args}});
@@ -136,7 +143,7 @@ class GemmSpace : public DesignSpace {
       plan["buffers"][m_.row_stats] = {{"dtype", "float32"},
                                        {"shape", {M, "(" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]), "2"}}};
     if (serial || second_kernel) {
-      nlohmann::json shape = nlohmann::json::array({M, N});
+      nlohmann::json shape = nlohmann::json::array({batched_count(M), N});
       if (second_kernel) shape.insert(shape.begin(), splits);
       plan["buffers"][ws] = {{"dtype", "float32"}, {"shape", shape}};
     }
@@ -172,6 +179,35 @@ class GemmSpace : public DesignSpace {
   }
 
  private:
+  // The rows of one product (M): y's leading dims, or (batched) the last of them.
+  std::string rows() const {
+    const int out = tg_->output(), rank = tg_->rank(out);
+    return m_.batched ? tg_->dim(out, rank - 2) : tg_->product(out, 0, rank - 1);
+  }
+  // The products in the batch: y's leading dims before M ("1" unbatched).
+  std::string batch_count() const {
+    const int out = tg_->output(), rank = tg_->rank(out);
+    return m_.batched ? tg_->product(out, 0, rank - 2) : "1";
+  }
+  // `per_product` elements for each product of the batch.
+  std::string batched_count(const std::string& per_product) const {
+    return m_.batched ? paren(batch_count()) + " * " + paren(per_product) : per_product;
+  }
+
+  // The kernel's pointers moved to product blockIdx.z (every operand and tail input contiguous,
+  // the batch its leading dims): a by M * K, b by K * N, y, a [M, N] tail input and a serial
+  // split-K's workspace by M * N, a per-row input by M, the turn counters by the tiles.
+  std::string batch_offsets(bool serial) const {
+    std::string s = "  const long long z = blockIdx.z, mn = (long long)M * N;  // this product of the batch\n"
+                    "  a += z * M * K;\n  b += z * K * N;\n  y += z * mn;\n";
+    if (serial)
+      s += "  ws += z * mn;\n  turns += z * ((M + Config::kBM - 1) / Config::kBM) * ((N + Config::kBN - 1) / Config::kBN);\n";
+    for (const TailInput& in : m_.inputs)
+      if (in.kind == TailInput::Full || in.kind == TailInput::PerRow)
+        s += "  " + in.name + " += z * " + (in.kind == TailInput::Full ? "mn" : "M") + ";\n";
+    return s;
+  }
+
   // Config::kSharedBytes, computed as the template does (the generated static_assert checks it).
   int64_t shared_bytes(std::map<std::string, int64_t>& v) const {
     const int64_t e = element_bytes(m_.elem);
@@ -284,6 +320,21 @@ bool broadcast_input(const TaskGraph& tg, int v, int out, TailInput& in) {
   return true;
 }
 
+// The products of a batched GEMM are blockIdx.z: at most gridDim.z's limit.
+constexpr int64_t kMaxGridZ = 65535;
+
+// a, b and y of a batched product have the same leading (batch) dims at every workload: no
+// batch broadcast against another (those stay on the library's and generic family's spaces).
+bool same_batch(const TaskGraph& tg, const Mapping& m, int y) {
+  const int batch_dims = tg.rank(y) - 2;
+  for (size_t w = 0; w < tg.workloads(); ++w) {
+    const Shape &ys = info(tg.graph(w), y).shape, &as = info(tg.graph(w), m.a).shape, &bs = info(tg.graph(w), m.b).shape;
+    if (!std::equal(ys.begin(), ys.begin() + batch_dims, as.begin()) || !std::equal(ys.begin(), ys.begin() + batch_dims, bs.begin()))
+      return false;
+  }
+  return true;
+}
+
 // K <= bound as an expression: 1 or 0 as (bound // K + bound) // (bound + 1); "0" where no K is.
 std::string k_at_most_expr(double bound, const std::string& k) {
   const int64_t b = bound >= 9e18 ? INT64_MAX / 4 : static_cast<int64_t>(bound);
@@ -363,9 +414,18 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   if (!row_stats.empty() && info(g, o).dtype != DType::Float32) return none;  // the statistics read fp32 results
   m.elem = info(g, m.a).dtype;
   m.out = info(g, o).dtype;
-  if (!is_float(m.elem) || info(g, m.b).dtype != m.elem || tg.input_index(m.a) < 0 || tg.input_index(m.b) < 0) return none;
   const int rank = tg.rank(o);
-  if (tg.rank(m.a) != rank || tg.rank(m.b) != 2 || tg.rank(m.t) != rank) return none;
+  if (main.op == "matmul" && tg.input_index(m.b) < 0 && rank >= 3) {
+    const int source = transposed_source(g, m.b);  // a batch of b^T: [..., N, K]
+    if (source >= 0) {
+      m.b = source;
+      m.b_kmajor = true;
+    }
+  }
+  m.batched = main.op == "matmul" && rank >= 3 && tg.rank(m.b) == rank;
+  if (!is_float(m.elem) || info(g, m.b).dtype != m.elem || tg.input_index(m.a) < 0 || tg.input_index(m.b) < 0) return none;
+  if (tg.rank(m.a) != rank || (tg.rank(m.b) != 2 && !m.batched) || tg.rank(m.t) != rank) return none;
+  if (m.batched && (!row_stats.empty() || !same_batch(tg, m, o))) return none;
   if (m.out != DType::Float32 && m.out != m.elem) return none;  // fp32 results, or results of the operands' type
   for (size_t w = 0; w < tg.workloads(); ++w)
     if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return none;  // the tail maps y 1:1
@@ -392,25 +452,28 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   const int e = element_bytes(m.elem);
   std::vector<Facts> facts;
   bool tf32 = m.elem == DType::Float32;
+  const int rows_from = m.batched ? rank - 2 : 0;  // y's dims [rows_from, rank - 1) are M
   for (size_t w = 0; w < tg.workloads(); ++w) {
-    const int64_t M = tg.product_value(w, o, 0, rank - 1), N = info(tg.graph(w), o).shape.back(),
-                  K = info(tg.graph(w), m.a).shape.back();
-    if (K % (16 / e) != 0 || N % 2 != 0 || (!m.b_kmajor && N % (16 / e) != 0)) return none;
+    const int64_t M = tg.product_value(w, o, rows_from, rank - 1), N = info(tg.graph(w), o).shape.back(),
+                  K = info(tg.graph(w), m.a).shape.back(), batch = tg.product_value(w, o, 0, rows_from);
+    if (K % (16 / e) != 0 || N % 2 != 0 || (!m.b_kmajor && N % (16 / e) != 0) || batch > kMaxGridZ) return none;
     tf32 = tf32 && tf32_admitted(tg.task(), K);
-    facts.push_back({{"m", M}, {"n", N}, {"k", K}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e},
+    facts.push_back({{"m", M}, {"n", N}, {"k", K}, {"batch", batch}, {"batched", m.batched}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e},
                      {"b_kmajor", m.b_kmajor}, {"tf32x3_ok", m.elem == DType::Float32 && tf32x3_admitted(tg.task(), K)},
                      {"bf16x3_ok", m.elem == DType::Float32 && bf16x3_admitted(tg.task(), K)}});
   }
   for (Facts& f : facts) f["tf32_ok"] = tf32;
   std::vector<std::unique_ptr<DesignSpace>> out;
-  const std::string M = tg.product(o, 0, rank - 1), N = tg.dim(o, rank - 1), K = tg.dim(m.a, rank - 1);
+  const std::string M = tg.product(o, rows_from, rank - 1), N = tg.dim(o, rank - 1), K = tg.dim(m.a, rank - 1),
+                    batch = tg.product(o, 0, rows_from);
   const bool b_kmajor = m.b_kmajor;
   out.push_back(std::make_unique<GemmSpace>(tgp, std::move(m), std::move(facts)));
   DesignSpace& s = *out.back();
   s.express("m", M);
   s.express("n", N);
   s.express("k", K);
-  for (const char* flag : {"fp32", "elem_bytes", "b_kmajor"})  // of the dtypes
+  s.express("batch", batch);
+  for (const char* flag : {"batched", "fp32", "elem_bytes", "b_kmajor"})  // of the dtypes and the graph
     s.express(flag, std::to_string(s.facts().front().at(flag)));
   const bool fp32 = s.facts().front().at("fp32") == 1;
   s.express("tf32_ok", tf32_admitted_expr(tg.task(), fp32, K));
@@ -420,6 +483,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   s.assume({"(" + K + ") % " + std::to_string(16 / e), "==", "0", "16-byte loads along K"});
   s.assume({"(" + N + ") % 2", "==", "0", "stores write pairs of columns"});
   if (!b_kmajor) s.assume({"(" + N + ") % " + std::to_string(16 / e), "==", "0", "16-byte loads of b along N"});
+  if (batch != "1") s.assume({batch, "<=", std::to_string(kMaxGridZ), "one product of the batch per blockIdx.z"});
   return out;
 }
 

@@ -65,7 +65,13 @@ const std::map<std::string, std::vector<std::map<std::string, int64_t>>>& corner
         {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64},
          {"kStages", 6}, {"kEpilogue", 2}},
         {{"kPath", 1}, {"kLoad", 1}, {"kPersistent", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64},
-         {"kStages", 4}, {"kEpilogue", 1}}}},
+         {"kStages", 4}, {"kEpilogue", 1}},
+        // A serial split-K (16-bit, and fp32 in promoted 3xTF32): its workspace and turn counters,
+        // per product of a batch (tests/data/tasks/bmm_*.json).
+        {{"kPrecision", 2}, {"kBM", 64}, {"kBN", 64}, {"kBK", 32}, {"kWarpsM", 2}, {"kWarpsN", 2}, {"kStages", 3},
+         {"kSplit", 1}, {"kSplits", 2}},
+        {{"kPrecision", 4}, {"kBM", 64}, {"kBN", 64}, {"kBK", 32}, {"kWarpsM", 2}, {"kWarpsN", 2}, {"kStages", 3},
+         {"kSplit", 1}, {"kSplits", 2}}}},
       // The conv family: each layout's gather with the tap table and the staged epilogue, and the
       // smallest tile (one warp, 4-byte weight copies, computed taps, stores from registers).
       {"conv",

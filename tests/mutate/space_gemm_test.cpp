@@ -1,4 +1,4 @@
-// The gemm family as the search relies on it: matmul and linear tasks get a gemm space beside the
+// The gemm family as the search relies on it: matmul, linear and bmm tasks get a gemm space beside the
 // library's, with their elementwise tail generated into the epilogue; the space is large; plain
 // TF32 is offered only where the tolerance admits it and wgmma only on Hopper; sampled genomes
 // render plans with the steps their split-K and epilogue need, compile with NVRTC for sm_90a and
@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -28,7 +30,8 @@ const std::string kRoot = std::string(KEVO_SOURCE_ROOT) + "/";
 const std::vector<std::string>& gemm_tasks() {
   static const std::vector<std::string> files = {
       "tasks/13_linear_leaky_relu.json", "tests/data/tasks/linear_bf16_gelu.json",
-      "tests/data/tasks/matmul_fp16_residual.json", "tests/data/tasks/matmul_tf32_loose.json"};
+      "tests/data/tasks/matmul_fp16_residual.json", "tests/data/tasks/matmul_tf32_loose.json",
+      "tests/data/tasks/bmm_fp16_transposed_b_residual.json", "tests/data/tasks/bmm_gelu_bias.json"};
   return files;
 }
 
@@ -94,6 +97,60 @@ TEST(GemmSpaces, TailInputsAreReadWhereTheyBroadcast) {
   EXPECT_NE(text.find("return p.in_s + row;"), std::string::npos);
   EXPECT_NE(text.find("kevo::BLayout::NMajor"), std::string::npos);
   EXPECT_NE(text.find("kevo::fp16, kevo::fp16, kevo::Precision::Native"), std::string::npos);
+}
+
+// A batch of matrix products (torch.bmm, b transposed or not) is one launch: product z of the
+// batch is blockIdx.z, M the rows of one product, and the kernel moves every operand, the
+// [B, S, T] and [B, S, 1] tail inputs and a serial split-K's workspace and turns to its product.
+// The TMA path and the tail in a second kernel are not legal there; a batch broadcast against
+// another (b [1, K, N]) gets no gemm space.
+TEST(GemmSpaces, ABatchOfProductsIsOneLaunchWithAProductPerGridZ) {
+  Task task = load_task(kRoot + "tests/data/tasks/bmm_fp16_transposed_b_residual.json");
+  auto s = gemm_space(task, "sm_90a");
+  ASSERT_NE(s, nullptr);
+  for (size_t w = 0; w < task.workloads.size(); ++w) {
+    const auto& axes = task.workloads[w].axes;
+    EXPECT_EQ(s->facts()[w].at("m"), axes.at("S"));
+    EXPECT_EQ(s->facts()[w].at("batch"), axes.at("B"));
+    EXPECT_EQ(s->facts()[w].at("batched"), 1);
+    EXPECT_EQ(s->facts()[w].at("b_kmajor"), 1);  // k.transpose(1, 2): k is read as [N, K]
+  }
+  std::mt19937_64 rng(3);
+  const Genome g = genome_with(*s, "kSplit", 1, rng);
+  const std::string text = s->render(g);
+  for (const char* line : {"a += z * M * K;", "b += z * K * N;", "y += z * mn;", "ws += z * mn;", "in_r += z * mn;",
+                           "in_s += z * M;", "turns += z * ((M + Config::kBM - 1) / Config::kBM)"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  const Candidate c = parse_candidate(text, "bmm.cu", task);
+  const ResolvedPlan plan = resolve_plan(c, task, task.workloads[0], DeviceLimits{});
+  const auto& gemm = std::get<ResolvedKernel>(plan.steps[1]);
+  EXPECT_EQ(gemm.grid[2], task.workloads[0].axes.at("B"));
+  // A TMA genome legal but for the batch, and the tail moved out of a legal genome into a second kernel.
+  Genome tma = g;
+  for (const auto& [knob, v] : std::map<std::string, int64_t>{
+           {"kPath", 1}, {"kPrecision", 2}, {"kBM", 128}, {"kBN", 128}, {"kBK", 64}, {"kWarpsM", 1}, {"kWarpsN", 1},
+           {"kStages", 5}, {"kRaster", 0}, {"kGroup", 1}, {"kSplit", 0}, {"kSplits", 1}, {"kMinBlocks", 1},
+           {"kLoad", 1}, {"kPersistent", 0}, {"kEpilogue", 1}})
+    set(*s, tma, knob, v);
+  Genome second_kernel = genome_with(*s, "kSplit", 0, rng);
+  set(*s, second_kernel, "kEpilogue", 2);
+  for (const Genome& illegal : {tma, second_kernel}) {
+    std::string why;
+    EXPECT_FALSE(s->legal(illegal, &why)) << illegal.to_string();
+    EXPECT_NE(why.find("a batch of products"), std::string::npos) << why;
+  }
+
+  // b [1, K, N], broadcast onto the batch by torch.matmul.
+  std::ifstream file(kRoot + "tests/data/tasks/bmm_gelu_bias.json");
+  std::string text_b((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{R"(["B", "K", "N"])", R"([1, "K", "N"])"},
+                                 {"torch.bmm", "torch.matmul"}}) {
+    ASSERT_NE(text_b.find(from), std::string::npos) << from;
+    text_b.replace(text_b.find(from), from.size(), to);
+  }
+  const Task broadcast = parse_task(text_b, "bmm_broadcast.json");
+  ASSERT_FALSE(lower(broadcast).empty());
+  EXPECT_EQ(gemm_space(broadcast), nullptr);
 }
 
 TEST(GemmSpaces, ALargeGemmTaskHasWellOverAHundredThousandLegalGenomes) {
