@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 19's CPU acceptance over imported KernelBench contracts: for each contract, N random legal
-# genomes of every design space rendered into plans and compiled with NVRTC for sm_90a and
-# sm_100a (`kevo space --sample N --compile`). About 0.4 s of a core per compile, so the full
-# N = 200 over the 198 contracts is hours: the run is resumable. Each contract's report is kept in
+# genomes (spread evenly over its design spaces, at least one per space; PER=space: N per space)
+# rendered into plans and compiled with NVRTC for sm_90a and sm_100a (`kevo space --sample P
+# --compile`). About 0.4 s of a core per compile, so the full N = 200 over the 198 contracts is
+# hours (a level 2 contract is about 160 s of a core): the run is resumable. Each contract's report is kept in
 # OUT/<level>/<name>.txt once `kevo space` has finished it, and a later run (any session) does only
 # the contracts without one. Usage, after bench/import_kernelbench.sh has made CONTRACTS_DIR:
 #   OUT=DIR [JOBS=2] [SECONDS_LEFT=S] bench/kernelbench_space.sh CONTRACTS_DIR [N=200]
@@ -17,7 +18,8 @@ out=${OUT:?set OUT to the folder that keeps the reports}
 kevo=${KEVO:-$root/build/kevo}
 deadline=$(( $(date +%s) + ${SECONDS_LEFT:-31536000} ))
 mkdir -p "$out"
-export kevo n out deadline
+per=${PER:-task}
+export kevo n out deadline per
 
 one() {
   local json=$1 level name report
@@ -27,7 +29,12 @@ one() {
   [ -s "$report" ] && return 0
   [ "$(date +%s)" -ge "$deadline" ] && return 0
   mkdir -p "$out/$level"
-  if "$kevo" space "$json" --sample "$n" --compile --arch sm_90a --arch sm_100a > "$report.part" 2>&1; then
+  local samples=$n spaces
+  if [ "$per" = task ]; then
+    spaces=$("$kevo" space "$json" 2>/dev/null | sed -n '1s/.*: \([0-9]*\) design spaces*$/\1/p')
+    [ "${spaces:-0}" -gt 0 ] && samples=$(( (n + spaces - 1) / spaces ))
+  fi
+  if "$kevo" space "$json" --sample "$samples" --compile --arch sm_90a --arch sm_100a > "$report.part" 2>&1; then
     mv "$report.part" "$report"
   else
     echo "kevo space exited $?" >> "$report.part"
@@ -54,6 +61,6 @@ for report in "$out"/level*/*.txt; do
   fi
 done
 total=$(ls "$dir"/level1/*.json "$dir"/level2/*.json | wc -l)
-echo "kernelbench_space (N=$n): $done_count of $total contracts done; $rendered rendered, $invalid invalid plans; $compiled compiled, $failed failed"
+echo "kernelbench_space (N=$n per ${per}): $done_count of $total contracts done; $rendered rendered, $invalid invalid plans; $compiled compiled, $failed failed"
 [ ${#bad[@]} -gt 0 ] && echo "failed: ${bad[*]}"
 [ ${#bad[@]} -eq 0 ]
