@@ -12,7 +12,8 @@ n=${1:-200}
 failed=0
 start=$(date +%s)
 for task in tasks/13_linear_leaky_relu.json tests/data/tasks/linear_bf16_gelu.json \
-            tests/data/tasks/matmul_fp16_residual.json tests/data/tasks/matmul_tf32_loose.json; do
+            tests/data/tasks/matmul_fp16_residual.json tests/data/tasks/matmul_tf32_loose.json \
+            tests/data/tasks/bmm_fp16_transposed_b_residual.json tests/data/tasks/bmm_gelu_bias.json; do
   out=$("$kevo" space "$root/$task" --sample "$n" --compile --arch sm_90a --arch sm_100a 2>&1)
   rc=$?
   legal=$(echo "$out" | grep -A1 '^  gemm/' | grep -oE '[0-9]+ genomes, (about )?[0-9]+ legal')
