@@ -324,7 +324,7 @@ bool broadcast_input(const TaskGraph& tg, int v, int out, TailInput& in) {
 constexpr int64_t kMaxGridZ = 65535;
 
 // a, b and y of a batched product have the same leading (batch) dims at every workload: no
-// batch broadcast against another (those stay on the library's and generic family's spaces).
+// batch broadcast against another (b [1, K, N]: the generic family's).
 bool same_batch(const TaskGraph& tg, const Mapping& m, int y) {
   const int batch_dims = tg.rank(y) - 2;
   for (size_t w = 0; w < tg.workloads(); ++w) {
