@@ -37,6 +37,7 @@ struct Fake {
   int requested = 0;
   std::vector<cublasLtMatmulHeuristicResult_t> results;  // the heuristic's answer
   cublasStatus_t heuristic_status = CUBLAS_STATUS_SUCCESS;
+  cublasStatus_t layout_set_status = CUBLAS_STATUS_SUCCESS;  // what layout_set answers a legal attribute
   std::vector<Matmul> matmuls;
   std::map<uint64_t, std::vector<float>> run_ms;  // algorithm id -> duration of each run, in turn
   std::map<uint64_t, size_t> runs;
@@ -94,7 +95,7 @@ cublasStatus_t layout_set(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribut
     std::memcpy(&fake->layouts[i].stride, value, bytes);
   else
     return CUBLAS_STATUS_INVALID_VALUE;  // an attribute, or a size, the planner must not set
-  return CUBLAS_STATUS_SUCCESS;
+  return fake->layout_set_status;
 }
 cublasStatus_t pref_create(cublasLtMatmulPreference_t* p) {
   *p = new cublasLtMatmulPreferenceOpaque_t{};
@@ -306,6 +307,21 @@ TEST_F(CublasLtPlan, AStridedBatchSetsEveryLayoutsCountAndStride) {
   MatmulShape fewer = s;
   fewer.batch = 6;
   EXPECT_FALSE(same(key_of(s, 0x1000, 0x2000, 0x3000), key_of(fewer, 0x1000, 0x2000, 0x3000)));
+}
+
+TEST_F(CublasLtPlan, ARefusedBatchAttributeIsNamedAsTheCallThatRefusedIt) {
+  MatmulShape s{32, 48, 64, false, false, 1.0f, CUBLASLT_EPILOGUE_DEFAULT, 0};
+  s.batch = 4, s.stride_a = 32 * 64, s.stride_b = 64 * 48;
+  state.results = {result(11, 0)};
+  state.layout_set_status = CUBLAS_STATUS_NOT_SUPPORTED;
+  Plan p;
+  const Outcome o = build(api, handle, key_of(s, 0x1000, 0x2000, 0x3000), kWorkspace, p);
+  EXPECT_FALSE(o.ok());
+  EXPECT_STREQ(o.call, "cublasLtMatrixLayoutSetAttribute") << "the layout was created; setting its batch failed";
+  EXPECT_EQ(o.status, CUBLAS_STATUS_NOT_SUPPORTED);
+  EXPECT_EQ(state.layouts.size(), 1u) << "nothing asked after the first refusal";
+  release(api, p);
+  EXPECT_EQ(state.descriptors_alive, 0);
 }
 
 #if KEVO_EXPORT_CUBLASLT_EMULATION

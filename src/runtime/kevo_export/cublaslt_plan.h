@@ -154,15 +154,16 @@ inline void release(const Api& api, Plan& p) {
 
 // A row-major [rows, cols] fp32 matrix is a column-major [cols, rows] one with leading dimension cols;
 // in a strided batch of `batch` (more than 1), consecutive matrices `stride` elements apart.
-inline cublasStatus_t layout(const Api& api, cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t batch,
-                             int64_t stride) {
+inline Outcome layout(const Api& api, cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t batch,
+                      int64_t stride) {
   cublasStatus_t st = api.layout_create(l, CUDA_R_32F, static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), cols);
-  if (st != CUBLAS_STATUS_SUCCESS || batch <= 1) return st;
+  if (st != CUBLAS_STATUS_SUCCESS) return failed("cublasLtMatrixLayoutCreate", st);
+  if (batch <= 1) return Outcome{};
   const int32_t count = static_cast<int32_t>(batch);
   st = api.layout_set(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
   if (st == CUBLAS_STATUS_SUCCESS)
     st = api.layout_set(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
-  return st;
+  return st == CUBLAS_STATUS_SUCCESS ? Outcome{} : failed("cublasLtMatrixLayoutSetAttribute", st);
 }
 
 // The heuristic's results for the plan's descriptors that fit `workspace_bytes`, into p.algos.
@@ -242,11 +243,13 @@ inline Outcome build(const Api& api, cublasLtHandle_t handle, const Key& s, size
     st = api.desc_set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &s.epilogue, sizeof s.epilogue);
   if (st != CUBLAS_STATUS_SUCCESS) return failed("cublasLtMatmulDescSetAttribute", st);
   // A strided batch's bias is the same vector for every product: CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE's default 0.
-  st = s.transpose_a ? layout(api, &p.a, s.k, s.m, s.batch, s.stride_a) : layout(api, &p.a, s.m, s.k, s.batch, s.stride_a);
-  if (st == CUBLAS_STATUS_SUCCESS)
-    st = s.transpose_b ? layout(api, &p.b, s.n, s.k, s.batch, s.stride_b) : layout(api, &p.b, s.k, s.n, s.batch, s.stride_b);
-  if (st == CUBLAS_STATUS_SUCCESS) st = layout(api, &p.d, s.m, s.n, s.batch, s.m * s.n);
-  if (st != CUBLAS_STATUS_SUCCESS) return failed("cublasLtMatrixLayoutCreate", st);
+  Outcome laid = s.transpose_a ? layout(api, &p.a, s.k, s.m, s.batch, s.stride_a)
+                               : layout(api, &p.a, s.m, s.k, s.batch, s.stride_a);
+  if (laid.ok())
+    laid = s.transpose_b ? layout(api, &p.b, s.n, s.k, s.batch, s.stride_b)
+                         : layout(api, &p.b, s.k, s.n, s.batch, s.stride_b);
+  if (laid.ok()) laid = layout(api, &p.d, s.m, s.n, s.batch, s.m * s.n);
+  if (!laid.ok()) return laid;
   return find_algorithms(api, handle, s, workspace_bytes, p);
 }
 
