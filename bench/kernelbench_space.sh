@@ -2,11 +2,14 @@
 # Issue 19's CPU acceptance over imported KernelBench contracts: for each contract, N random legal
 # genomes (spread evenly over its design spaces, at least one per space; PER=space: N per space)
 # rendered into plans and compiled with NVRTC for sm_90a and sm_100a (`kevo space --sample P
-# --compile`). About 0.4 s of a core per compile, so the full N = 200 over the 198 contracts is
-# hours (a level 2 contract is about 160 s of a core): the run is resumable. Each contract's report is kept in
+# --compile`, whose compile pool already uses every core: JOBS=1 on a many-core machine; 16 jobs on
+# 16 cores ran 256 compiles at once and finished a third as many contracts). About 0.4 s of a core
+# per elementwise compile and 1 to 1.5 s per convolution one, so the full N = 200 over the 198
+# contracts is hours (a level 2 contract is 3 to 15 minutes of this 2-core host): the run is resumable. Each contract's report is kept in
 # OUT/<level>/<name>.txt once `kevo space` has finished it, and a later run (any session) does only
 # the contracts without one. Usage, after bench/import_kernelbench.sh has made CONTRACTS_DIR:
-#   OUT=DIR [JOBS=2] [SECONDS_LEFT=S] bench/kernelbench_space.sh CONTRACTS_DIR [N=200]
+#   OUT=DIR [JOBS=1] [SECONDS_LEFT=S] bench/kernelbench_space.sh CONTRACTS_DIR [N=200]
+# LIST=FILE limits the run to the contracts FILE names, one LEVEL/NAME a line (level2/6_Conv3d_...).
 # It stops starting contracts once SECONDS_LEFT (default: no limit) have passed, then prints the
 # totals over everything OUT holds: contracts done, samples rendered and compiled, invalid plans,
 # compile failures (each failing contract named). Exit 1 if any failed.
@@ -44,7 +47,14 @@ one() {
 }
 export -f one
 
-ls "$dir"/level1/*.json "$dir"/level2/*.json | xargs -P "${JOBS:-2}" -I{} bash -c 'one "$@"' _ {}
+contracts() {
+  if [ -n "${LIST:-}" ]; then
+    grep -v '^\s*$' "$LIST" | sed "s|^|$dir/|; s|\$|.json|"
+  else
+    ls "$dir"/level1/*.json "$dir"/level2/*.json
+  fi
+}
+contracts | xargs -P "${JOBS:-1}" -I{} bash -c 'one "$@"' _ {}
 
 # Totals over every report kept so far.
 done_count=0 rendered=0 invalid=0 compiled=0 failed=0 bad=()
