@@ -2,10 +2,10 @@
 # Issue 19's CPU acceptance over imported KernelBench contracts: for each contract, N random legal
 # genomes (spread evenly over its design spaces, at least one per space; PER=space: N per space)
 # rendered into plans and compiled with NVRTC for sm_90a and sm_100a (`kevo space --sample P
-# --compile`, whose compile pool already uses every core: JOBS=1 on a many-core machine; 16 jobs on
-# 16 cores ran 256 compiles at once and finished a third as many contracts). About 0.4 s of a core
-# per elementwise compile and 1 to 1.5 s per convolution one, so the full N = 200 over the 198
-# contracts is hours (a level 2 contract is 3 to 15 minutes of this 2-core host): the run is resumable. Each contract's report is kept in
+# --compile`, whose compile pool already uses every core, so JOBS above 1 only oversubscribes).
+# About 0.4 s of a core per elementwise compile and 1 to 1.5 s per convolution one, so the full
+# N = 200 over the 198 contracts is hours (a level 2 contract is 3 to 15 minutes of a 2-core host):
+# the run is resumable. Each contract's report is kept in
 # OUT/<level>/<name>.txt once `kevo space` has finished it, and a later run (any session) does only
 # the contracts without one. Usage, after bench/import_kernelbench.sh has made CONTRACTS_DIR:
 #   OUT=DIR [JOBS=1] [SECONDS_LEFT=S] bench/kernelbench_space.sh CONTRACTS_DIR [N=200]
@@ -47,6 +47,12 @@ one() {
 }
 export -f one
 
+if [ -n "${LIST:-}" ]; then
+  [ -r "$LIST" ] || { echo "$0: LIST=$LIST: no such file" >&2; exit 2; }
+  for name in $(grep -v '^\s*$' "$LIST"); do
+    [ -f "$dir/$name.json" ] || { echo "$0: LIST=$LIST: no contract $dir/$name.json" >&2; exit 2; }
+  done
+fi
 contracts() {
   if [ -n "${LIST:-}" ]; then
     grep -v '^\s*$' "$LIST" | sed "s|^|$dir/|; s|\$|.json|"
