@@ -39,11 +39,20 @@ struct Mapping {
   // A batch of matrix products (bmm): a [..., M, K], b [..., K, N] or [..., N, K] and y [..., M, N]
   // with the same leading dims, one product per blockIdx.z; else y's leading dims are rows.
   bool batched = false;
+  int rows_from = 0;  // y's dims [0, rows_from) are the batch, [rows_from, rank - 1) the rows M
   DType elem = DType::Float32, out = DType::Float32;
   Region tail;                    // from t (and the contract's inputs) to the output
   std::vector<TailInput> inputs;  // the tail's inputs other than t; the linear's bias first
   std::string row_stats;          // the plan's buffer of per-(row, N tile) exp statistics, or ""
 };
+
+// The rows of one product (M) as a plan expression: y's leading dims, or (batched) the last of them.
+std::string rows(const TaskGraph& tg, const Mapping& m) {
+  const int y = tg.output();
+  return tg.product(y, m.rows_from, tg.rank(y) - 1);
+}
+// The products in the batch: y's leading dims before M ("1" unbatched).
+std::string batch_count(const TaskGraph& tg, const Mapping& m) { return tg.product(tg.output(), 0, m.rows_from); }
 
 class GemmSpace : public DesignSpace {
  public:
@@ -61,8 +70,8 @@ class GemmSpace : public DesignSpace {
     const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2, tma = v["kLoad"] == 1;
     const bool persistent = v["kPersistent"] == 1;
     const int64_t splits = v["kSplits"], threads = (v["kPath"] ? 128 : 32) * v["kWarpsM"] * v["kWarpsN"] + (tma ? 128 : 0);
-    const std::string M = rows(), N = tg_->dim(out, tg_->rank(out) - 1), K = tg_->dim(m_.a, tg_->rank(m_.a) - 1);
-    const std::string batch = batch_count();
+    const std::string M = rows(*tg_, m_), N = tg_->dim(out, tg_->rank(out) - 1), K = tg_->dim(m_.a, tg_->rank(m_.a) - 1);
+    const std::string batch = batch_count(*tg_, m_);
     const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
                               ") * ((" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]) + ")";
     const std::string ws = scratch_name(task, "gemm_workspace"), turns = scratch_name(task, "gemm_turns");
@@ -179,19 +188,9 @@ class GemmSpace : public DesignSpace {
   }
 
  private:
-  // The rows of one product (M): y's leading dims, or (batched) the last of them.
-  std::string rows() const {
-    const int out = tg_->output(), rank = tg_->rank(out);
-    return m_.batched ? tg_->dim(out, rank - 2) : tg_->product(out, 0, rank - 1);
-  }
-  // The products in the batch: y's leading dims before M ("1" unbatched).
-  std::string batch_count() const {
-    const int out = tg_->output(), rank = tg_->rank(out);
-    return m_.batched ? tg_->product(out, 0, rank - 2) : "1";
-  }
   // `per_product` elements for each product of the batch.
   std::string batched_count(const std::string& per_product) const {
-    return m_.batched ? paren(batch_count()) + " * " + paren(per_product) : per_product;
+    return m_.batched ? paren(batch_count(*tg_, m_)) + " * " + paren(per_product) : per_product;
   }
 
   // The kernel's pointers moved to product blockIdx.z (every operand and tail input contiguous,
@@ -452,10 +451,10 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   const int e = element_bytes(m.elem);
   std::vector<Facts> facts;
   bool tf32 = m.elem == DType::Float32;
-  const int rows_from = m.batched ? rank - 2 : 0;  // y's dims [rows_from, rank - 1) are M
+  m.rows_from = m.batched ? rank - 2 : 0;
   for (size_t w = 0; w < tg.workloads(); ++w) {
-    const int64_t M = tg.product_value(w, o, rows_from, rank - 1), N = info(tg.graph(w), o).shape.back(),
-                  K = info(tg.graph(w), m.a).shape.back(), batch = tg.product_value(w, o, 0, rows_from);
+    const int64_t M = tg.product_value(w, o, m.rows_from, rank - 1), N = info(tg.graph(w), o).shape.back(),
+                  K = info(tg.graph(w), m.a).shape.back(), batch = tg.product_value(w, o, 0, m.rows_from);
     if (K % (16 / e) != 0 || N % 2 != 0 || (!m.b_kmajor && N % (16 / e) != 0) || batch > kMaxGridZ) return none;
     tf32 = tf32 && tf32_admitted(tg.task(), K);
     facts.push_back({{"m", M}, {"n", N}, {"k", K}, {"batch", batch}, {"batched", m.batched}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e},
@@ -464,8 +463,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   }
   for (Facts& f : facts) f["tf32_ok"] = tf32;
   std::vector<std::unique_ptr<DesignSpace>> out;
-  const std::string M = tg.product(o, rows_from, rank - 1), N = tg.dim(o, rank - 1), K = tg.dim(m.a, rank - 1),
-                    batch = tg.product(o, 0, rows_from);
+  const std::string M = rows(tg, m), N = tg.dim(o, rank - 1), K = tg.dim(m.a, rank - 1), batch = batch_count(tg, m);
   const bool b_kmajor = m.b_kmajor;
   out.push_back(std::make_unique<GemmSpace>(tgp, std::move(m), std::move(facts)));
   DesignSpace& s = *out.back();
