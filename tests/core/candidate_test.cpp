@@ -130,8 +130,9 @@ TEST(Candidate, JsonFormReadsItsSourceFileAndMatchesTheCuForm) {
   EXPECT_EQ(j.source, cu.source);
   EXPECT_EQ(j.source_file, kData + "softmax.cu");
   for (const Workload& w : softmax().workloads) {
-    const auto& a = std::get<ResolvedKernel>(resolve_plan(j, softmax(), w, {}).steps[0]);
-    const auto& b = std::get<ResolvedKernel>(resolve_plan(cu, softmax(), w, {}).steps[0]);
+    const ResolvedPlan from_json = resolve_plan(j, softmax(), w, {}), from_cu = resolve_plan(cu, softmax(), w, {});
+    const auto& a = std::get<ResolvedKernel>(from_json.steps[0]);
+    const auto& b = std::get<ResolvedKernel>(from_cu.steps[0]);
     EXPECT_EQ(a.grid, b.grid);
     EXPECT_EQ(a.block, b.block);
     EXPECT_EQ(a.args.size(), b.args.size());
@@ -269,7 +270,8 @@ TEST(Candidate, BatchedCublasLtMatmulResolvesToAStridedBatch) {
       "bmm.json", bmm);
   const int64_t batch[] = {16, 3}, s[] = {256, 5}, t[] = {384, 7}, d[] = {64, 16};
   for (size_t w = 0; w < 2; ++w) {
-    const auto& mm = std::get<ResolvedMatmul>(resolve_plan(c, bmm, bmm.workloads[w], {}).steps[0]);
+    const ResolvedPlan plan = resolve_plan(c, bmm, bmm.workloads[w], {});
+    const auto& mm = std::get<ResolvedMatmul>(plan.steps[0]);
     EXPECT_EQ(mm.batch, batch[w]);
     EXPECT_EQ(mm.m, s[w]);
     EXPECT_EQ(mm.n, t[w]);
@@ -280,10 +282,10 @@ TEST(Candidate, BatchedCublasLtMatmulResolvesToAStridedBatch) {
   // a^T of a batch times one matrix: the matrix is every product's b.
   const Task shared = matmul_task(R"(["B", "K", "M"])", R"(["K", "N"])", R"(["B", "M", "N"])",
                                   "torch.matmul(a.transpose(1, 2), b)");
-  const auto& mm = std::get<ResolvedMatmul>(
+  const ResolvedPlan shared_plan =
       resolve_plan(parse_candidate(matmul_plan(R"("a": "a", "b": "b", "d": "y", "transpose_a": true)"), "t.json", shared),
-                   shared, shared.workloads[0], {})
-          .steps[0]);
+                   shared, shared.workloads[0], {});
+  const auto& mm = std::get<ResolvedMatmul>(shared_plan.steps[0]);
   EXPECT_EQ(mm.batch, 6);
   EXPECT_EQ(mm.m, 40);
   EXPECT_EQ(mm.k, 24);
@@ -291,10 +293,9 @@ TEST(Candidate, BatchedCublasLtMatmulResolvesToAStridedBatch) {
   EXPECT_EQ(mm.stride_b, 0);
   // An untransposed batch times a matrix stays a batch of rows: one product of 6 * 40 rows.
   const Task rows = matmul_task(R"(["B", "M", "K"])", R"(["K", "N"])", R"(["B", "M", "N"])", "torch.matmul(a, b)");
-  const auto& r = std::get<ResolvedMatmul>(
-      resolve_plan(parse_candidate(matmul_plan(R"("a": "a", "b": "b", "d": "y")"), "r.json", rows), rows,
-                   rows.workloads[0], {})
-          .steps[0]);
+  const ResolvedPlan rows_plan = resolve_plan(parse_candidate(matmul_plan(R"("a": "a", "b": "b", "d": "y")"), "r.json", rows),
+                                              rows, rows.workloads[0], {});
+  const auto& r = std::get<ResolvedMatmul>(rows_plan.steps[0]);
   EXPECT_EQ(r.batch, 1);
   EXPECT_EQ(r.m, 6 * 40);
   const Task other = matmul_task(R"(["B", "M", "K"])", R"(["N", "K", "N"])", R"(["B", "M", "N"])",

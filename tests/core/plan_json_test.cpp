@@ -98,7 +98,8 @@ TEST(PlanJson, MatmulStridedBatchRoundTrips) {
   const auto& sent = std::get<ResolvedMatmul>(plan.steps[0]);
   ASSERT_EQ(sent.batch, 16);
   const nlohmann::json j = nlohmann::json::parse(resolved_plan_to_json(plan).dump());
-  const auto& got = std::get<ResolvedMatmul>(resolved_plan_from_json(j).steps[0]);
+  const ResolvedPlan back = resolved_plan_from_json(j);
+  const auto& got = std::get<ResolvedMatmul>(back.steps[0]);
   EXPECT_EQ(got.batch, sent.batch);
   EXPECT_EQ(got.stride_a, sent.stride_a);
   EXPECT_EQ(got.stride_b, sent.stride_b);
