@@ -3,6 +3,7 @@
 // through memory between two barriers, __shared__ a static (blocks run one after another).
 #pragma once
 
+#include <algorithm>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -55,9 +56,32 @@ inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c,
 template <typename T> inline T __ldg(const T* p) { return *p; }
 template <typename T> inline T __ldcs(const T* p) { return *p; }
 
+// Runs body() on `block` threads for blocks [first, last) of a grid of `grid` blocks (the shim's
+// model of a launch): every thread runs the blocks in order, with a barrier after each block.
+template <typename Body>
+inline void kevo_host_run(unsigned grid, unsigned block, Body&& body, unsigned first = 0, unsigned last = ~0u) {
+  std::barrier<> bar(block);
+  kevo_host_barrier = &bar;
+  blockDim = {block, 1, 1};
+  gridDim = {grid, 1, 1};
+  last = std::min(last, grid);
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < block; ++t)
+    threads.emplace_back([&, t] {
+      threadIdx = {t, 0, 0};
+      for (unsigned b = first; b < last; ++b) {
+        blockIdx = {b, 0, 0};
+        body();
+        bar.arrive_and_wait();
+      }
+    });
+  for (auto& th : threads) th.join();
+  kevo_host_barrier = nullptr;  // the barrier was this call's
+}
+
 // Launches `kernel` (whose parameters are all pointers or long long, at most kevo_host_max_args:
 // a generic candidate with many reductions split over blocks passes two buffers each) over grid x
-// block: every thread of the block runs the grid's blocks in order, with a barrier between blocks.
+// block.
 constexpr int kevo_host_max_args = 64;
 template <size_t... I>
 inline void kevo_host_call(void* fn, const uint64_t* a, std::index_sequence<I...>) {
@@ -68,20 +92,6 @@ extern "C" int kevo_host_launch(void* fn, unsigned grid, unsigned block, const u
   if (n > kevo_host_max_args || block > 1024) return 1;
   uint64_t args[kevo_host_max_args] = {};
   for (int i = 0; i < n; ++i) args[i] = a[i];
-  std::barrier<> bar(block);
-  kevo_host_barrier = &bar;
-  blockDim = {block, 1, 1};
-  gridDim = {grid, 1, 1};
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < block; ++t)
-    threads.emplace_back([&, t] {
-      threadIdx = {t, 0, 0};
-      for (unsigned b = 0; b < grid; ++b) {
-        blockIdx = {b, 0, 0};
-        kevo_host_call(fn, args, std::make_index_sequence<kevo_host_max_args>{});
-        bar.arrive_and_wait();
-      }
-    });
-  for (auto& th : threads) th.join();
+  kevo_host_run(grid, block, [&] { kevo_host_call(fn, args, std::make_index_sequence<kevo_host_max_args>{}); });
   return 0;
 }

@@ -57,19 +57,9 @@ struct RecordingBody {
 template <int kBlock, int kLanes, int kItems>
 std::map<long long, int> run_block(unsigned grid, unsigned block_index, int n_out) {
   Stores stores;
-  std::barrier<> bar(kBlock);
-  kevo_host_barrier = &bar;
-  blockDim = {kBlock, 1, 1};
-  gridDim = {grid, 1, 1};
   const RecordingBody::Params p{&stores};
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < kBlock; ++t)
-    threads.emplace_back([&, t] {
-      threadIdx = {t, 0, 0};
-      blockIdx = {block_index, 0, 0};
-      kevo::generic_reduce<kBlock, kLanes, kItems, 1, int, RecordingBody>(p, n_out, 1);
-    });
-  for (auto& th : threads) th.join();
+  kevo_host_run(grid, kBlock, [&] { kevo::generic_reduce<kBlock, kLanes, kItems, 1, int, RecordingBody>(p, n_out, 1); },
+                block_index, block_index + 1);
   return stores.count;
 }
 
@@ -112,26 +102,6 @@ struct CountingBody {
   static void store(const Params& p, const Out& o, float v, int) { p.out[o.i] = v; }
 };
 
-// Runs every block of a grid of kBlock threads, one block after another, as the host shim does.
-template <int kBlock, typename F>
-void run_grid(unsigned grid, F kernel) {
-  std::barrier<> bar(kBlock);
-  kevo_host_barrier = &bar;
-  blockDim = {kBlock, 1, 1};
-  gridDim = {grid, 1, 1};
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < kBlock; ++t)
-    threads.emplace_back([&, t] {
-      threadIdx = {t, 0, 0};
-      for (unsigned b = 0; b < grid; ++b) {
-        blockIdx = {b, 0, 0};
-        kernel();
-        bar.arrive_and_wait();
-      }
-    });
-  for (auto& th : threads) th.join();
-}
-
 // kSplit's chunks: each term of each output read exactly once over the split blocks (K a multiple
 // of no split, and smaller than it), every partial written, and the combine's sums exact; with a
 // one-pass grid and with a grid-stride one of fewer blocks than (tile, split) pairs.
@@ -142,12 +112,12 @@ void expect_each_term_once(int n_out, int K, unsigned grid) {
   std::vector<float> partials(static_cast<size_t>(n_out) * kSplit, NAN), out(static_cast<size_t>(n_out), NAN);
   const CountingBody::Params p{&reads, K, out.data()};
   if (grid == 0) grid = static_cast<unsigned>((n_out + kTile - 1) / kTile * kSplit);
-  run_grid<kBlock>(grid, [&] {
+  kevo_host_run(grid, kBlock, [&] {
     kevo::generic_reduce_partial<kBlock, kLanes, kItems, 1, kSplit, int, CountingBody>(p, n_out, K, partials.data(), nullptr);
   });
   for (size_t i = 0; i < reads.size(); ++i) ASSERT_EQ(reads[i].load(), 1) << "term " << i % K << " of output " << i / K;
   for (float v : partials) ASSERT_FALSE(std::isnan(v)) << "a partial left unwritten";
-  run_grid<kBlock>(grid, [&] { kevo::generic_combine<kBlock, kSplit, int, CountingBody>(p, n_out, partials.data(), nullptr); });
+  kevo_host_run(grid, kBlock, [&] { kevo::generic_combine<kBlock, kSplit, int, CountingBody>(p, n_out, partials.data(), nullptr); });
   for (int o = 0; o < n_out; ++o) EXPECT_EQ(out[static_cast<size_t>(o)], float(K)) << "output " << o;
 }
 

@@ -16,26 +16,6 @@
 
 namespace {
 
-// Runs body() as `block` threads of each of `grid` blocks, one block after another (the shim's
-// model of a launch).
-void launch(unsigned grid, unsigned block, const std::function<void()>& body) {
-  std::barrier<> bar(block);
-  kevo_host_barrier = &bar;
-  blockDim = {block, 1, 1};
-  gridDim = {grid, 1, 1};
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < block; ++t)
-    threads.emplace_back([&, t] {
-      threadIdx = {t, 0, 0};
-      for (unsigned b = 0; b < grid; ++b) {
-        blockIdx = {b, 0, 0};
-        body();
-        bar.arrive_and_wait();
-      }
-    });
-  for (auto& th : threads) th.join();
-}
-
 // The epilogue's pass over every tile of x [M, N] (blocks of kThreads epilogue threads), as
 // Epilogue::run calls RowExpStats::tile once the tile is stored.
 template <int kBM, int kBN, int kThreads>
@@ -43,7 +23,7 @@ std::vector<kevo::ExpStat> partials(const std::vector<float>& x, int M, int N) {
   const int tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN;
   std::vector<kevo::ExpStat> part(static_cast<size_t>(M) * tiles_n, kevo::ExpStat{-7.f, -7.f});  // poisoned
   const kevo::RowExpStats::Params p{part.data()};
-  launch(static_cast<unsigned>(tiles_m * tiles_n), kThreads, [&] {
+  kevo_host_run(static_cast<unsigned>(tiles_m * tiles_n), kThreads, [&] {
     const int tm = static_cast<int>(blockIdx.x) / tiles_n, tn = static_cast<int>(blockIdx.x) % tiles_n;
     kevo::RowExpStats::tile<kBM, kBN, kThreads>(p, x.data(), M, N, tm * kBM, tn * kBN);
   });
@@ -53,7 +33,7 @@ std::vector<kevo::ExpStat> partials(const std::vector<float>& x, int M, int N) {
 template <kevo::RowOp kOp, int kThreads, int kRows, int kVec>
 std::vector<float> finish(const std::vector<float>& x, const std::vector<kevo::ExpStat>& part, int M, int N, int parts) {
   std::vector<float> y(kOp == kevo::RowOp::LogSumExp ? M : static_cast<size_t>(M) * N, std::nanf(""));
-  launch(static_cast<unsigned>((M + kRows - 1) / kRows), kThreads * kRows, [&] {
+  kevo_host_run(static_cast<unsigned>((M + kRows - 1) / kRows), kThreads * kRows, [&] {
     kevo::row_stats_finish<kOp, kThreads, kRows, kVec>(x.data(), part.data(), y.data(), M, N, parts);
   });
   return y;
