@@ -338,10 +338,12 @@ TEST(Candidate, DeviceLimitsFromTheRunnerApply) {
 
 TEST(Candidate, AWorkloadOutsideTheTaskIsNamedByItsAxes) {
   Candidate c = parse_candidate(kSoftmax, "c.json", softmax());
-  Workload held_back{{{"B", 70000}, {"D", 8}}, {}};
+  Workload held_back;
+  held_back.axes = {{"B", 70000}, {"D", 8}};
   ResolvedPlan p = resolve_plan(c, softmax(), held_back, {});
   EXPECT_EQ(std::get<ResolvedKernel>(p.steps[1]).grid[0], 70000u);
-  Workload too_wide{{{"B", 8}, {"D", 3000000000}}, {}};
+  Workload too_wide;
+  too_wide.axes = {{"B", 8}, {"D", 3000000000}};
   try {
     resolve_plan(c, softmax(), too_wide, {});
     FAIL() << "no error";

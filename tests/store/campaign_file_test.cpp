@@ -409,8 +409,9 @@ TEST_F(CampaignFile, DamageInsideAColumnsChunkIsAlwaysReported) {
       damaged[addr + at] = static_cast<char>(damaged[addr + at] ^ 0x01);
       put_bytes(file("bad.h5"), damaged);
       EXPECT_THROW(read_campaign(file("bad.h5")), InputError);
-      if (std::string(column) == "/sources/text_data")
+      if (std::string(column) == "/sources/text_data") {
         EXPECT_THROW(read_sources(file("bad.h5"), {sample_campaign().sources.front().hash}), InputError);
+      }
       ++checked;
     }
   }

@@ -61,7 +61,9 @@ TEST_F(CampaignWriterTest, AGenerationAtATimeReadsBackAsTheWholeCampaign) {
   auto w = CampaignWriter::open(path);
   for (size_t i = 0; i < d.size(); ++i) {
     w->commit(d[i]);
-    if (i % 8 == 0) EXPECT_EQ(describe(read_campaign(path)), describe(after(c, d, i + 1))) << "after commit " << i;
+    if (i % 8 == 0) {
+      EXPECT_EQ(describe(read_campaign(path)), describe(after(c, d, i + 1))) << "after commit " << i;
+    }
   }
   w->close();
   EXPECT_EQ(describe(read_campaign(path)), describe(c));

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -110,7 +110,7 @@ TEST(ExportTorch, TheExtensionCompilesAgainstTheLibTorchHeaders) {
   if (!library) GTEST_SKIP() << "no torch/library.h in LibTorch's include folders (" << KEVO_TORCH_INCLUDES << ")";
   if (!cuda_macros) {
     // A CPU build of LibTorch (Debian's) ships c10/cuda's headers without this generated one.
-    std::system(("mkdir -p " + dir + "shim/c10/cuda/impl").c_str());
+    std::filesystem::create_directories(dir + "shim/c10/cuda/impl");
     std::ofstream(dir + "shim/c10/cuda/impl/cuda_cmake_macros.h") << "#pragma once\n#define C10_CUDA_BUILD_SHARED_LIBS\n";
     includes += " -isystem " + dir + "shim";
   }
