@@ -49,18 +49,17 @@ export -f one
 
 if [ -n "${LIST:-}" ]; then
   [ -r "$LIST" ] || { echo "$0: LIST=$LIST: no such file" >&2; exit 2; }
+  contracts=()
   for name in $(grep -v '^\s*$' "$LIST"); do
     [ -f "$dir/$name.json" ] || { echo "$0: LIST=$LIST: no contract $dir/$name.json" >&2; exit 2; }
+    contracts+=("$dir/$name.json")
   done
+else
+  shopt -s nullglob  # a level with no contracts adds none
+  contracts=("$dir"/level1/*.json "$dir"/level2/*.json)
+  shopt -u nullglob
 fi
-contracts() {
-  if [ -n "${LIST:-}" ]; then
-    grep -v '^\s*$' "$LIST" | sed "s|^|$dir/|; s|\$|.json|"
-  else
-    ls "$dir"/level1/*.json "$dir"/level2/*.json
-  fi
-}
-contracts | xargs -P "${JOBS:-1}" -I{} bash -c 'one "$@"' _ {}
+[ ${#contracts[@]} -eq 0 ] || printf '%s\n' "${contracts[@]}" | xargs -P "${JOBS:-1}" -I{} bash -c 'one "$@"' _ {}
 
 # Totals over every report kept so far.
 done_count=0 rendered=0 invalid=0 compiled=0 failed=0 bad=()

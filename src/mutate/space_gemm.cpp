@@ -39,20 +39,22 @@ struct Mapping {
   // A batch of matrix products (bmm): a [..., M, K], b [..., K, N] or [..., N, K] and y [..., M, N]
   // with the same leading dims, one product per blockIdx.z; else y's leading dims are rows.
   bool batched = false;
-  int rows_from = 0;  // y's dims [0, rows_from) are the batch, [rows_from, rank - 1) the rows M
   DType elem = DType::Float32, out = DType::Float32;
   Region tail;                    // from t (and the contract's inputs) to the output
   std::vector<TailInput> inputs;  // the tail's inputs other than t; the linear's bias first
   std::string row_stats;          // the plan's buffer of per-(row, N tile) exp statistics, or ""
 };
 
+// How many of y's leading dims are the batch (one product each): all but the last two where
+// batched, else none. y's dims from there to its last are the rows M.
+int batch_dims(const TaskGraph& tg, const Mapping& m) { return m.batched ? tg.rank(tg.output()) - 2 : 0; }
 // The rows of one product (M) as a plan expression: y's leading dims, or (batched) the last of them.
 std::string rows(const TaskGraph& tg, const Mapping& m) {
   const int y = tg.output();
-  return tg.product(y, m.rows_from, tg.rank(y) - 1);
+  return tg.product(y, batch_dims(tg, m), tg.rank(y) - 1);
 }
 // The products in the batch: y's leading dims before M ("1" unbatched).
-std::string batch_count(const TaskGraph& tg, const Mapping& m) { return tg.product(tg.output(), 0, m.rows_from); }
+std::string batch_count(const TaskGraph& tg, const Mapping& m) { return tg.product(tg.output(), 0, batch_dims(tg, m)); }
 
 class GemmSpace : public DesignSpace {
  public:
@@ -451,10 +453,10 @@ std::vector<std::unique_ptr<DesignSpace>> lower_gemm_with_row_stats(const TaskGr
   const int e = element_bytes(m.elem);
   std::vector<Facts> facts;
   bool tf32 = m.elem == DType::Float32;
-  m.rows_from = m.batched ? rank - 2 : 0;
+  const int rows_from = batch_dims(tg, m);
   for (size_t w = 0; w < tg.workloads(); ++w) {
-    const int64_t M = tg.product_value(w, o, m.rows_from, rank - 1), N = info(tg.graph(w), o).shape.back(),
-                  K = info(tg.graph(w), m.a).shape.back(), batch = tg.product_value(w, o, 0, m.rows_from);
+    const int64_t M = tg.product_value(w, o, rows_from, rank - 1), N = info(tg.graph(w), o).shape.back(),
+                  K = info(tg.graph(w), m.a).shape.back(), batch = tg.product_value(w, o, 0, rows_from);
     if (K % (16 / e) != 0 || N % 2 != 0 || (!m.b_kmajor && N % (16 / e) != 0) || batch > kMaxGridZ) return none;
     tf32 = tf32 && tf32_admitted(tg.task(), K);
     facts.push_back({{"m", M}, {"n", N}, {"k", K}, {"batch", batch}, {"batched", m.batched}, {"fp32", m.elem == DType::Float32}, {"elem_bytes", e},
