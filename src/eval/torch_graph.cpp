@@ -98,9 +98,9 @@ std::string kernel_key(const Node& n, const std::vector<torch::Tensor>& in) {
   return key;
 }
 
-// The kernels that failed in half precision once. Later calls go straight to float32: raising a
-// c10::Error (it records a backtrace) costs milliseconds per node.
-class FloatOnlyKernels {
+// The kernels whose preferred way failed once (below). Later calls go straight to the other way:
+// raising a c10::Error (it records a backtrace) costs milliseconds per node.
+class FallbackKernels {
  public:
   bool contains(const std::string& key) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -116,8 +116,8 @@ class FloatOnlyKernels {
   std::set<std::string> keys_;
 };
 
-FloatOnlyKernels& float_only_kernels() {
-  static FloatOnlyKernels kernels;
+FallbackKernels& fallback_kernels() {
+  static FallbackKernels kernels;
   return kernels;
 }
 
@@ -131,29 +131,38 @@ std::vector<torch::Tensor> run_in_float32(const TorchOp& fn, const Graph& g, con
   return out;
 }
 
-// LibTorch's CPU kernels miss many ops for float16 (1.13: most activations, softmax, norms,
-// matmul, conv, pooling) and a few for bfloat16, and 1.13's bfloat16 transposed convolution
-// fails outright. The graph's shape rules have passed, so such a node runs in float32 and its
-// outputs are rounded to the graph's dtypes: what the GPU kernels compute (float32 math, one
-// rounding). Where float32 fails too, the half-precision error is the one reported.
+// A node with float16 or bfloat16 operands runs one of two ways: LibTorch's half kernel, or in
+// float32 with its outputs rounded once to the graph's dtypes (what the GPU's kernels compute:
+// float32 math and accumulation, one rounding).
+// - On the CPU float32 comes first, so the reference is the same on every CPU: LibTorch's half
+//   CPU kernels choose their path by the instruction set (oneDNN's bfloat16 convolution on one CPU
+//   keeps more of its sums in 16 bits than on another), and 1.13 lacks many of them.
+// - On the GPU the half kernel comes first: LibTorch's CUDA kernels accumulate in float32 already,
+//   and they are what the eager baseline times.
+// The other way is the fallback where the first raises; where both do, the half kernel's error is
+// the one reported.
 std::vector<torch::Tensor> run_node(const TorchOp& fn, const Graph& g, const Node& n,
                                     const std::vector<torch::Tensor>& in) {
-  if (std::none_of(in.begin(), in.end(), is_reduced_float)) return fn(n, in);
+  auto reduced = std::find_if(in.begin(), in.end(), is_reduced_float);
+  if (reduced == in.end()) return fn(n, in);
+  const bool float32_first = reduced->device().is_cpu();
+  auto preferred = [&] { return float32_first ? run_in_float32(fn, g, n, in) : fn(n, in); };
+  auto fallback = [&] { return float32_first ? fn(n, in) : run_in_float32(fn, g, n, in); };
   const std::string key = kernel_key(n, in);
-  if (float_only_kernels().contains(key)) return run_in_float32(fn, g, n, in);
-  std::exception_ptr half_error;
+  if (fallback_kernels().contains(key)) return fallback();
+  std::exception_ptr preferred_error;
   try {
-    return fn(n, in);
+    return preferred();
   } catch (const c10::Error&) {
-    half_error = std::current_exception();
+    preferred_error = std::current_exception();
   }
   std::vector<torch::Tensor> out;
   try {
-    out = run_in_float32(fn, g, n, in);
+    out = fallback();
   } catch (const c10::Error&) {
-    std::rethrow_exception(half_error);
+    std::rethrow_exception(float32_first ? std::current_exception() : preferred_error);
   }
-  float_only_kernels().add(key);
+  fallback_kernels().add(key);
   return out;
 }
 
