@@ -93,7 +93,10 @@ void show(const search::Progress& p) {
   static const bool tty = ::isatty(STDERR_FILENO);
   std::ostringstream line;
   line << (p.replaying_file ? "re-deriving gen " : "gen ") << p.generation << " | evals " << p.evaluations << "/"
-       << p.budget << " | best";
+       << p.budget;
+  if (p.screened > 0)
+    line << " (" << p.screened << " screened out, " << p.evaluations - p.unmeasured - p.screened << " verified fully)";
+  line << " | best";
   for (const auto& [task, best] : p.best) line << " " << task << " " << fmt("%.2f", best) << "x";
   if (p.gpu_busy_fraction > 0) line << " | GPU busy " << fmt("%.0f", 100 * p.gpu_busy_fraction) << "%";
   if (p.llm_requests > 0)

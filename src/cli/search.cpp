@@ -256,6 +256,15 @@ void engine_summary(const search::VariantEvaluator& ev, const search::Progress& 
               << fmt("%.2f", f.compile_seconds / wall) << " cores busy compiling)";
   std::cout << ", " << f.cache_hits << " from the cache, " << f.failed_before_gpu
             << " failed before a GPU; the pipeline's thread busy " << fmt("%.1f", f.prepare_seconds) << " s\n";
+  if (!f.phase_seconds.empty() && jobs > 0) {
+    double total = 0;
+    for (const auto& [phase, seconds] : f.phase_seconds) total += seconds;
+    std::cout << "engine: per evaluation " << fmt("%.3f", total / static_cast<double>(jobs)) << " s:";
+    for (const auto& [phase, seconds] : f.phase_seconds)
+      std::cout << " " << phase << " " << fmt("%.3f", seconds / static_cast<double>(jobs)) << " s ("
+                << fmt("%.0f", 100 * seconds / total) << "%)";
+    std::cout << "\n";
+  }
 }
 
 // --llm-weight's number; a bad one is caught by the configuration's check.
@@ -269,9 +278,20 @@ double parse_weight(const std::string& w) {
   }
 }
 
+// --screen: on, off, or auto (on where candidates are measured on GPUs, off where recordings answer).
+bool screen_setting(const std::string& flag, const search::VariantEvaluator& evaluator) {
+  if (flag == "on") return true;
+  if (flag == "off") return false;
+  if (flag == "auto") return !evaluator.target_arch().empty();
+  throw InputError(Location{}, "--screen", "must be on, off or auto, got '" + flag + "'");
+}
+
 // The search settings `kevo run` and `kevo ablate` share.
-void add_search_options(po::options_description& opts, search::CampaignConfig& c) {
+void add_search_options(po::options_description& opts, search::CampaignConfig& c, std::string& screen) {
   opts.add_options()(
+      "screen", po::value(&screen)->default_value("auto"),
+      "screen candidates (one trial and a short timing) and verify fully only those that could enter the archive: "
+      "on, off, auto (on where GPUs measure)")(
       "policy-init", po::value(&c.policy_init), "learned policies: start from this checkpoint (learned-frozen needs one)")(
       "budget-evals", po::value(&c.budget_evals)->default_value(500), "evaluations per task")(
       "budget-seconds", po::value(&c.wall_seconds)->default_value(0), "stop proposing after this long (0: no limit)")(
@@ -350,7 +370,7 @@ int cmd_run(const std::vector<std::string>& args) {
   search::CampaignConfig c;
   EvaluatorFlags ev;
   std::vector<std::string> tasks;
-  std::string out;
+  std::string out, screen;
   int64_t seed = 1;
   bool force = false;
   opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
@@ -358,7 +378,7 @@ int cmd_run(const std::vector<std::string>& args) {
       "force", po::bool_switch(&force), "replace an existing --out file")(
       "policy", po::value(&c.arm)->default_value("random"), "the mutation policy: random, learned, learned-frozen, llm")(
       "seed", po::value(&seed)->default_value(1), "the campaign's seed");
-  add_search_options(opts, c);
+  add_search_options(opts, c, screen);
   ev.add(opts);
   po::positional_options_description pos;
   pos.add("task", -1);
@@ -386,6 +406,7 @@ int cmd_run(const std::vector<std::string>& args) {
   try {
     search::validate(c);
     evaluator = ev.make(c.replay, note);
+    c.screen = screen_setting(screen, *evaluator);
     if (force) ::unlink(out.c_str());
     campaign = search::Campaign::create(out, c, tasks, *evaluator, join_args("run", args));
   } catch (const InputError& e) {
@@ -410,7 +431,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
   search::CampaignConfig c;
   EvaluatorFlags ev;
   std::vector<std::string> tasks;
-  std::string out, arms_text;
+  std::string out, arms_text, screen;
   int seeds = 3;
   int64_t first_seed = 1;
   bool force = false;
@@ -420,7 +441,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
       "arms", po::value(&arms_text)->default_value("random,learned"), "policies to compare: random, learned, learned-frozen, llm")(
       "seeds", po::value(&seeds)->default_value(3), "seeds per task and arm")(
       "first-seed", po::value(&first_seed)->default_value(1), "seeds are first-seed, first-seed+1, ...");
-  add_search_options(opts, c);
+  add_search_options(opts, c, screen);
   ev.add(opts);
   po::positional_options_description pos;
   pos.add("task", -1);
@@ -452,6 +473,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
   std::string note;
   try {
     evaluator = ev.make(c.replay, note);
+    c.screen = screen_setting(screen, *evaluator);
     if (force) ::unlink(out.c_str());
     campaign = search::Campaign::create_ablation(out, c, tasks, arms, seed_list, *evaluator, join_args("ablate", args));
   } catch (const InputError& e) {
@@ -611,14 +633,14 @@ int cmd_train_policy(const std::vector<std::string>& args) {
   search::CampaignConfig c;
   EvaluatorFlags ev;
   std::vector<std::string> tasks;
-  std::string out;
+  std::string out, screen;
   int rounds = 1;
   int64_t seed = 1;
   opts.add_options()("task", po::value(&tasks)->composing(), "task contracts (JSON)")(
       "out", po::value(&out)->required(), "the policy checkpoint to write (for --policy-init)")(
       "rounds", po::value(&rounds)->default_value(1), "passes over the tasks")(
       "seed", po::value(&seed)->default_value(1), "seed of the first campaign (each next one adds 1)");
-  add_search_options(opts, c);
+  add_search_options(opts, c, screen);
   ev.add(opts);
   po::positional_options_description pos;
   pos.add("task", -1);
@@ -639,6 +661,7 @@ int cmd_train_policy(const std::vector<std::string>& args) {
   try {
     search::validate(c);
     std::unique_ptr<search::VariantEvaluator> evaluator = ev.make(c.replay, note);
+    c.screen = screen_setting(screen, *evaluator);
     if (!note.empty()) std::cout << "kevo train-policy: " << note << "\n";
     std::cout << "training a learned policy over " << tasks.size() << " task" << (tasks.size() == 1 ? "" : "s") << " x "
               << rounds << " round" << (rounds == 1 ? "" : "s") << ", " << c.budget_evals << " evaluations each, on "

@@ -10,6 +10,7 @@
 #include "core/base64.h"
 #include "core/error.h"
 #include "core/fitness.h"
+#include "core/screening.h"
 #include "eval/module_memory.h"
 #include "eval/module_state.h"
 
@@ -59,6 +60,16 @@ Json short_timing(int reps = 5) {
   return {{"warmup", 1}, {"min_reps", reps}, {"max_reps", reps}, {"max_seconds", 5.0}, {"target_half_width", 1.0}};
 }
 
+// The screen's timing: one warm-up, then repetitions until the median is known to 3% or a tenth of
+// a second has passed (3 to 10 of them): enough to tell a candidate near its cell's elite from one
+// far below it, where the full protocol's 1% interval costs tens of runs more.
+Json screen_timing() {
+  return {{"warmup", 1}, {"min_reps", 3}, {"max_reps", 10}, {"max_seconds", 0.1}, {"target_half_width", 0.03}};
+}
+
+// How widely a timing's runs spread around their median: (p80 - p20) / median.
+double relative_spread(const TimingFigures& t) { return t.median_ms > 0 ? (t.p80_ms - t.p20_ms) / t.median_ms : 0; }
+
 // Repetitions of the state probe: five, fewer for a kernel that takes long (a generic baseline on a
 // large problem runs for seconds), never under two. Every repetition after the warm-up runs on kept
 // state, so a kernel that remembers is fast in all of them and the median shows it.
@@ -70,6 +81,14 @@ int state_probe_reps(double candidate_ms) {
 // Failures a kernel fitted to the declared distributions shows on perturbed inputs.
 bool wrong_values(EvalStatus s) {
   return s == EvalStatus::WrongResult || s == EvalStatus::NotFinite || s == EvalStatus::InputIndependent;
+}
+
+// A failure on perturbed inputs of a kernel right on the declared distributions.
+Failure distribution_fitted(const Failure& on_perturbed) {
+  return Failure{EvalStatus::DistributionFitted,
+                 "right on the declared distributions, wrong on perturbed inputs (scaled, shifted, with "
+                 "outliers): it answers from the distributions' statistics, or loses accuracy on inputs of "
+                 "another scale: " + on_perturbed.error};
 }
 
 // Whether a measurement failed for want of GPU memory (LibTorch's allocator in the oracle or the
@@ -112,6 +131,26 @@ void EvaluationRun::fail(const Failure& f, int workload) {
   m_.error = (workload >= 0 ? "workload " + std::to_string(workload) + ": " : std::string()) + f.error;
 }
 
+// Workload w failed: its measurement so far is kept, and the candidate takes the failure's status.
+bool EvaluationRun::record_failure(int w, WorkloadMeasurement& wm, const Failure& f) {
+  wm.status = f.status;
+  m_.workloads.push_back(wm);
+  fail(f, w);
+  return false;
+}
+
+std::optional<Failure> EvaluationRun::checked(const ResolvedPlan& plan, const Layout& l, int set, const OracleEntry& e,
+                                              const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
+                                              const std::string& when) {
+  auto phase = clock_.enter("output_checks");
+  return s_.check(plan, l, set, e, criteria, wm, when);
+}
+
+std::shared_ptr<OracleEntry> EvaluationRun::reference(int w, uint64_t seed, bool perturbed, bool cache) {
+  auto phase = clock_.enter("references");
+  return s_.oracle(task_, w, seed, perturbed, cache);
+}
+
 // Every workload but the held-back one; the held-back one too when it is the only timed one (the
 // fitness needs a timed workload).
 std::vector<int> EvaluationRun::fitness_workloads() const {
@@ -149,8 +188,13 @@ void EvaluationRun::evaluate() {
   if (job_.build.status != BuildStatus::Ok) return fail({EvalStatus::CompileError, job_.build.error});
   if (job_.build.arch != s_.arch())
     return fail({EvalStatus::BadPlan, "built for " + job_.build.arch + ", the GPU is " + s_.arch()});
-  if (!load_module()) return;
+  {
+    auto phase = clock_.enter("module");
+    if (!load_module()) return;
+  }
   std::vector<int> ws = fitness_workloads();
+  if (job_.admit_fitness > 0 && !screen(ws)) return;
+  auto phase = clock_.enter("protocol");
   std::vector<WorkloadTime> times;
   double log_vs_compile = 0, max_speedup = 0;
   int with_compile = 0;
@@ -170,46 +214,127 @@ void EvaluationRun::evaluate() {
   m_.status = EvalStatus::Ok;
 }
 
-bool EvaluationRun::measure_workload(int w, WorkloadMeasurement& wm) {
+// Screening (docs/evaluation.md#screening), per timed workload: a short timed run on the declared
+// draw the full protocol's timed runs use (outputs checked after), then one trial on a perturbed
+// draw; the fitness they estimate is held to the job's bar (core/screening.h). True when the
+// candidate goes on to the full protocol, which checks everything again from the start. False when
+// it failed (its status set) or was screened out: status screened with its short timings, once the
+// probe of state has found nothing (a kernel that is slow only while its state is reset would be
+// screened out, and must still earn `stateful`).
+bool EvaluationRun::screen(const std::vector<int>& ws) {
+  auto phase = clock_.enter("screen");
+  std::vector<WorkloadTime> times;
+  std::vector<std::pair<TimedSetup, Layout>> screened;
+  double spread = 0;
+  for (int w : ws) {
+    if (!task_.is_timed(w)) continue;
+    WorkloadMeasurement wm;
+    TimedSetup su;
+    if (auto f = set_up_timed(w, wm, su)) return record_failure(w, wm, *f);
+    const Layout l = layout_of(su.plan);
+    if (auto f = screen_workload(w, su, l, wm)) return record_failure(w, wm, *f);
+    times.push_back({w, wm.eager.median_ms, wm.candidate.median_ms});
+    spread = std::max(spread, relative_spread(wm.candidate));
+    m_.workloads.push_back(wm);
+    screened.emplace_back(std::move(su), l);
+  }
+  m_.admit_fitness = job_.admit_fitness;
+  m_.screen_fitness = weighted_speedup(task_, times);
+  const ScreenVerdict v = screen_verdict(m_.screen_fitness, spread, job_.admit_fitness);
+  if (v.verify) {
+    m_.workloads.clear();
+    return true;
+  }
+  for (size_t k = 0; k < screened.size(); ++k) {
+    WorkloadMeasurement& wm = m_.workloads[k];
+    const auto& [su, l] = screened[k];
+    if (auto f = state_probe(su.plan, l, wm, su.allowance)) {
+      wm.status = f->status;
+      fail(*f, wm.workload);
+      return false;
+    }
+  }
+  m_.fitness = m_.screen_fitness;
+  m_.speedup = geometric_mean_speedup(task_, times);
+  m_.status = EvalStatus::Screened;
+  m_.error = v.reason;
+  return false;
+}
+
+std::optional<Failure> EvaluationRun::screen_workload(int w, const TimedSetup& su, const Layout& l,
+                                                      WorkloadMeasurement& wm) {
+  s_.ensure_arena(l.bytes);
+  const uint64_t seed = s_.options().seed;
+  auto declared = reference(w, trial_seed(seed, w, 0), false);
+  {
+    auto copying = clock_.enter("inputs");
+    s_.prepare(su.plan, l, {declared.get()});
+  }
+  if (auto f = short_timed_run(su.plan, l, *declared, su.criteria, wm, su.allowance, screen_timing(), false)) return f;
+  ++wm.trials;
+  auto perturbed = reference(w, trial_seed(seed, w, 1), true);
+  const bool moved = !perturbed->perturbation.empty();
+  const std::string when =
+      "in the screen's trial" + (moved ? " (perturbed inputs: " + perturbed->perturbation.describe() + ")" : "");
+  if (auto f = trial(su.plan, l, *perturbed, su.criteria, wm, su.allowance, false, when))
+    return moved && wrong_values(f->status) ? distribution_fitted(*f) : *f;  // right on the declared draw above
+  ++wm.trials;
+  wm.speedup = wm.eager.median_ms / std::max(wm.candidate.median_ms, 1e-9);
+  return std::nullopt;
+}
+
+// The candidate's plan for workload w (bad_plan where it does not resolve there).
+std::optional<Failure> EvaluationRun::resolve(int w, WorkloadMeasurement& wm, ResolvedPlan& plan) {
   const Workload& wl = task_.workloads[static_cast<size_t>(w)];
   wm.workload = w;
   wm.axes = axes_text(wl);
-  auto record = [&](const Failure& f) {
-    wm.status = f.status;
-    m_.workloads.push_back(wm);
-    fail(f, w);
-    return false;
-  };
-  ResolvedPlan plan;
+  wm.timed = task_.is_timed(w);
   try {
     plan = resolve_plan(job_.candidate, task_, wl, s_.limits());
   } catch (const InputError& e) {
-    return record({EvalStatus::BadPlan, e.what()});
+    return Failure{EvalStatus::BadPlan, e.what()};
   }
-  wm.timed = task_.is_timed(w);
-  if (!wm.timed) return checked_only(w, plan, wm);
+  return std::nullopt;
+}
+
+std::optional<Failure> EvaluationRun::set_up_timed(int w, WorkloadMeasurement& wm, TimedSetup& su) {
+  if (auto f = resolve(w, wm, su.plan)) return f;
+  auto phase = clock_.enter("baselines");  // eager, the floor and the discrimination: once per task and workload
   wm.eager = s_.eager(task_, w);
   if (auto it = job_.compile_ms.find(w); it != job_.compile_ms.end()) wm.compile_ms = it->second;
-  const SpeedOfLight sol = s_.speed_of_light(task_, w);
-  wm.floor_ms = sol.ms(), wm.dram_floor_ms = sol.dram_ms, wm.compute_floor_ms = sol.compute_ms;
+  su.sol = s_.speed_of_light(task_, w);
+  wm.floor_ms = su.sol.ms(), wm.dram_floor_ms = su.sol.dram_ms, wm.compute_floor_ms = su.sol.compute_ms;
   const Discrimination& d = s_.discrimination(task_, w);
-  if (!d.ok()) return record({EvalStatus::Unverifiable, "the task's check cannot tell outputs that ignore the inputs "
-                                                        "from real ones: " + d.error()});
-  const std::vector<Criterion> criteria = d.criteria(task_.tolerance);
-  const double allowance = s_.launch_allowance_s(wm.eager.median_ms);
-  const Layout l = layout_of(plan, 2);
+  if (!d.ok())
+    return Failure{EvalStatus::Unverifiable,
+                   "the task's check cannot tell outputs that ignore the inputs from real ones: " + d.error()};
+  su.criteria = d.criteria(task_.tolerance);
+  su.allowance = s_.launch_allowance_s(wm.eager.median_ms);
+  return std::nullopt;
+}
+
+bool EvaluationRun::measure_workload(int w, WorkloadMeasurement& wm) {
+  if (!task_.is_timed(w)) {
+    ResolvedPlan plan;
+    if (auto f = resolve(w, wm, plan)) return record_failure(w, wm, *f);
+    return checked_only(w, plan, wm);
+  }
+  TimedSetup su;
+  if (auto f = set_up_timed(w, wm, su)) return record_failure(w, wm, *f);
+  const Layout l = layout_of(su.plan, 2);
   s_.ensure_arena(l.bytes);
-  if (auto f = trials(w, plan, l, criteria, wm, allowance)) return record(*f);
-  if (auto f = timed_runs(w, plan, l, criteria, wm, allowance)) return record(*f);
-  if (auto f = state_probe(plan, l, wm, allowance)) return record(*f);
+  if (auto f = trials(w, su.plan, l, su.criteria, wm, su.allowance)) return record_failure(w, wm, *f);
+  if (auto f = timed_runs(w, su.plan, l, su.criteria, wm, su.allowance)) return record_failure(w, wm, *f);
+  if (auto f = state_probe(su.plan, l, wm, su.allowance)) return record_failure(w, wm, *f);
+  const SpeedOfLight& sol = su.sol;
   if (wm.candidate.median_ms < kSpeedOfLightMargin * sol.ms()) {
     std::string floor = number("%.1f MB", sol.bytes / 1e6) + " at " + number("%.2f TB/s", sol.bandwidth / 1e12);
     if (sol.flops > 0)
       floor += ", or " + number("%.1f GFLOP", sol.flops / 1e9) + " at " + number("%.0f TFLOP/s", sol.peak / 1e12) + " (bf16)";
-    return record({EvalStatus::FasterThanLight,
-                   "ran in " + number("%.4f ms", wm.candidate.median_ms) + ", under half the " +
-                       number("%.4f ms", sol.ms()) + " this GPU needs at the least (" + floor +
-                       "): a time this short means the work was not done as the task states it"});
+    return record_failure(w, wm, {EvalStatus::FasterThanLight,
+                                  "ran in " + number("%.4f ms", wm.candidate.median_ms) + ", under half the " +
+                                      number("%.4f ms", sol.ms()) + " this GPU needs at the least (" + floor +
+                                      "): a time this short means the work was not done as the task states it"});
   }
   wm.speedup = wm.eager.median_ms / std::max(wm.candidate.median_ms, 1e-9);
   m_.workloads.push_back(wm);
@@ -242,12 +367,13 @@ bool EvaluationRun::checked_only(int w, const ResolvedPlan& plan, WorkloadMeasur
 std::optional<Failure> EvaluationRun::trials(int w, const ResolvedPlan& plan, const Layout& l,
                                              const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
                                              double allowance) {
+  auto phase = clock_.enter("trials");
   const int count = s_.options().trials;
   const uint64_t seed = s_.options().seed;
   bool declared_passed = false;
   for (int t = 0; t < count; ++t) {
     const bool perturbed = t > 0 || count == 1;
-    auto e = s_.oracle(task_, w, trial_seed(seed, w, t), perturbed);
+    auto e = reference(w, trial_seed(seed, w, t), perturbed);
     const std::string moved = e->perturbation.empty() ? "" : " (perturbed inputs: " + e->perturbation.describe() + ")";
     auto f = trial(plan, l, *e, criteria, wm, allowance, false, "in trial " + std::to_string(t + 1) + moved);
     if (!f) {
@@ -258,14 +384,11 @@ std::optional<Failure> EvaluationRun::trials(int w, const ResolvedPlan& plan, co
     if (moved.empty() || !wrong_values(f->status)) return f;
     if (!declared_passed) {
       WorkloadMeasurement scratch;
-      auto d0 = s_.oracle(task_, w, trial_seed(seed, w, 0), false);
+      auto d0 = reference(w, trial_seed(seed, w, 0), false);
       declared_passed = !trial(plan, l, *d0, criteria, scratch, allowance, false, "on the declared distributions");
     }
     if (!declared_passed) return f;
-    return Failure{EvalStatus::DistributionFitted,
-                   "right on the declared distributions, wrong on perturbed inputs (scaled, shifted, with "
-                   "outliers): it answers from the distributions' statistics, or loses accuracy on inputs of "
-                   "another scale: " + f->error};
+    return distribution_fitted(*f);
   }
   return std::nullopt;
 }
@@ -276,9 +399,13 @@ std::optional<Failure> EvaluationRun::timed_runs(int w, const ResolvedPlan& plan
                                                  const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
                                                  double allowance) {
   const uint64_t seed = s_.options().seed;
-  const std::shared_ptr<OracleEntry> draws[2] = {s_.oracle(task_, w, trial_seed(seed, w, 0), false),
-                                                 s_.oracle(task_, w, trial_seed(seed, w, kTimingDraw), false)};
-  s_.prepare(plan, l, {draws[0].get(), draws[1].get()});
+  const std::shared_ptr<OracleEntry> draws[2] = {reference(w, trial_seed(seed, w, 0), false),
+                                                 reference(w, trial_seed(seed, w, kTimingDraw), false)};
+  auto phase = clock_.enter("timed_runs");
+  {
+    auto copying = clock_.enter("inputs");
+    s_.prepare(plan, l, {draws[0].get(), draws[1].get()});
+  }
   Json req = s_.request("time", module_, plan, l);
   req["sets"] = Json::array({Json(l.offsets(0)), Json(l.offsets(1))});
   req["poison"] = Json::array({s_.poison_list(plan, l, 0), s_.poison_list(plan, l, 1)});
@@ -292,7 +419,7 @@ std::optional<Failure> EvaluationRun::timed_runs(int w, const ResolvedPlan& plan
   m_.gpu_seconds += timing.value("gpu_ms_total", 0.0) * 1e-3;
   if (auto f = expected_kernels(plan, timing)) return f;
   for (int set = 0; set < 2; ++set) {
-    auto f = s_.check(plan, l, set, *draws[set], criteria, wm, "in the timed runs");
+    auto f = checked(plan, l, set, *draws[set], criteria, wm, "in the timed runs");
     if (!f) continue;
     if (f->status == EvalStatus::InputModified || f->status == EvalStatus::OutOfBounds) return f;
     return Failure{EvalStatus::TimedRunWrong, "right when checked, wrong while timed: " + f->error};
@@ -308,6 +435,7 @@ std::optional<Failure> EvaluationRun::timed_runs(int w, const ResolvedPlan& plan
 // between the two protocols by itself).
 std::optional<Failure> EvaluationRun::state_probe(const ResolvedPlan& plan, const Layout& l,
                                                   const WorkloadMeasurement& wm, double allowance) {
+  auto phase = clock_.enter("state_probe");
   const int reps = state_probe_reps(wm.candidate.median_ms);
   const double deadline = s_.options().deadline_floor_s + 8 * allowance + 10;
   double reset_ms = 0, kept_ms = 0;
@@ -338,12 +466,15 @@ std::optional<Failure> EvaluationRun::state_probe(const ResolvedPlan& plan, cons
 std::optional<Failure> EvaluationRun::trial(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
                                             const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
                                             double allowance, bool reload, const std::string& when) {
-  s_.prepare(plan, l, {&e});
+  {
+    auto copying = clock_.enter("inputs");
+    s_.prepare(plan, l, {&e});
+  }
   Json req = s_.request("run", module_, plan, l);
   if (reload) req["reload"] = true;
   Json answer;
   if (auto f = s_.ask(req, s_.options().deadline_floor_s + allowance, answer, m_)) return f;
-  return s_.check(plan, l, 0, e, criteria, wm, when);
+  return checked(plan, l, 0, e, criteria, wm, when);
 }
 
 // Every kernel the plan launches and nothing else, on the plan's stream. A library call may run
@@ -394,21 +525,38 @@ bool EvaluationRun::held_back_check(const std::vector<int>& ws) {
     return failed(e.what());
   }
   const uint64_t seed = std::random_device{}() | uint64_t{1} << 40;
-  auto e = s_.oracle(task_, w, seed, false, /*cache=*/false);
+  auto e = reference(w, seed, false, /*cache=*/false);
+  auto phase = clock_.enter("held_back");
   const Layout l = layout_of(plan);
   s_.ensure_arena(l.bytes);
   const std::vector<Criterion> criteria = s_.discrimination(task_, w).criteria(task_.tolerance);
   WorkloadMeasurement wm;
   const double allowance = s_.launch_allowance_s(s_.eager(task_, w).median_ms);
   if (auto f = trial(plan, l, *e, criteria, wm, allowance, /*reload=*/true, "(fresh seed)")) return failed(f->error);
+  if (auto f = short_timed_run(plan, l, *e, criteria, wm, allowance, short_timing(), true)) return failed(f->error);
+  return true;
+}
+
+// Timed runs on buffer set 0 (reset before every launch, its inputs those of `e`, copied there
+// before), then its outputs checked against `e`: the screen and the held-back check. Wrong outputs
+// after a trial that passed (`checked_before`) are timed_run_wrong.
+std::optional<Failure> EvaluationRun::short_timed_run(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
+                                                      const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
+                                                      double allowance, const Json& timing, bool checked_before) {
   Json req = s_.request("time", module_, plan, l);
   req["sets"] = Json::array({Json(l.offsets(0))});
   req["poison"] = Json::array({s_.poison_list(plan, l, 0)});
-  req["timing"] = short_timing();
+  req["timing"] = timing;
   Json answer;
-  if (auto f = s_.ask(req, s_.options().deadline_floor_s + 8 * allowance + 10, answer, m_)) return failed(f->error);
-  if (auto f = s_.check(plan, l, 0, *e, criteria, wm, "in the timed runs")) return failed(f->error);
-  return true;
+  const int runs = timing.at("warmup").get<int>() + timing.at("max_reps").get<int>();
+  if (auto f = s_.ask(req, s_.options().deadline_floor_s + (runs + 2) * allowance + 10, answer, m_)) return f;
+  const Json& t = answer.at("timing");
+  wm.candidate = figures_of(t);
+  m_.gpu_seconds += t.value("gpu_ms_total", 0.0) * 1e-3;
+  if (auto f = expected_kernels(plan, t)) return f;
+  auto f = checked(plan, l, 0, e, criteria, wm, "in the timed runs");
+  if (!f || !checked_before || f->status == EvalStatus::InputModified || f->status == EvalStatus::OutOfBounds) return f;
+  return Failure{EvalStatus::TimedRunWrong, "right when checked, wrong while timed: " + f->error};
 }
 
 }  // namespace kevo::eval

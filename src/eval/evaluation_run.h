@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/phase_clock.h"
 #include "eval/runner.h"
 #include "eval/slot.h"
 
@@ -22,25 +23,47 @@ constexpr double kStateGainLimit = 0.8;
 
 class EvaluationRun {
  public:
-  EvaluationRun(Slot& slot, const EvalJob& job) : s_(slot), job_(job), task_(*job.task) {}
+  EvaluationRun(Slot& slot, const EvalJob& job) : s_(slot), job_(job), task_(*job.task), clock_(m_.phase_seconds) {}
   Measurement run();
 
  private:
+  // What a timed workload's measurement needs beside the candidate's runs: its plan there, the
+  // criteria that judge its outputs and the launch allowance (the eager baseline and the floor go
+  // into the workload's measurement).
+  struct TimedSetup {
+    ResolvedPlan plan;
+    std::vector<Criterion> criteria;
+    double allowance = 0;
+    SpeedOfLight sol;
+  };
+
   void fail(const Failure& f, int workload = -1);
+  bool record_failure(int w, WorkloadMeasurement& wm, const Failure& f);
   std::vector<int> fitness_workloads() const;
   void evaluate();
   bool load_module();
+  bool screen(const std::vector<int>& ws);
+  std::optional<Failure> screen_workload(int w, const TimedSetup& su, const Layout& l, WorkloadMeasurement& wm);
+  std::optional<Failure> resolve(int w, WorkloadMeasurement& wm, ResolvedPlan& plan);
+  std::optional<Failure> set_up_timed(int w, WorkloadMeasurement& wm, TimedSetup& su);
   bool measure_workload(int w, WorkloadMeasurement& wm);
   bool checked_only(int w, const ResolvedPlan& plan, WorkloadMeasurement& wm);
   std::optional<Failure> trials(int w, const ResolvedPlan& plan, const Layout& l, const std::vector<Criterion>& criteria,
                                 WorkloadMeasurement& wm, double allowance);
   std::optional<Failure> timed_runs(int w, const ResolvedPlan& plan, const Layout& l,
                                     const std::vector<Criterion>& criteria, WorkloadMeasurement& wm, double allowance);
+  std::optional<Failure> short_timed_run(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
+                                         const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
+                                         double allowance, const nlohmann::json& timing, bool checked_before);
   std::optional<Failure> state_probe(const ResolvedPlan& plan, const Layout& l, const WorkloadMeasurement& wm,
                                      double allowance);
   std::optional<Failure> trial(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
                                const std::vector<Criterion>& criteria, WorkloadMeasurement& wm, double allowance,
                                bool reload, const std::string& when);
+  // The slot's reference draws and output checks, each charged to a phase of its own.
+  std::shared_ptr<OracleEntry> reference(int w, uint64_t seed, bool perturbed, bool cache = true);
+  std::optional<Failure> checked(const ResolvedPlan& plan, const Layout& l, int set, const OracleEntry& e,
+                                 const std::vector<Criterion>& criteria, WorkloadMeasurement& wm, const std::string& when);
   static std::optional<Failure> expected_kernels(const ResolvedPlan& plan, const nlohmann::json& timing);
   bool held_back_check(const std::vector<int>& ws);
 
@@ -48,6 +71,7 @@ class EvaluationRun {
   const EvalJob& job_;
   const Task& task_;
   Measurement m_;
+  PhaseClock clock_;  // charges m_.phase_seconds
   nlohmann::json module_;
 };
 

@@ -12,7 +12,7 @@ constexpr const char* kNames[] = {"ok",          "compile_error",  "bad_plan",  
                                   "not_finite",  "unwritten",      "input_modified",     "out_of_bounds",
                                   "unexpected_kernels", "timed_run_wrong", "held_back_failed", "internal_error",
                                   "stateful",    "input_independent", "distribution_fitted", "faster_than_light",
-                                  "unverifiable"};
+                                  "unverifiable", "screened"};
 
 nlohmann::json timing_json(const TimingFigures& t) {
   return {{"median_ms", t.median_ms}, {"p20_ms", t.p20_ms},   {"p80_ms", t.p80_ms},
@@ -23,7 +23,7 @@ nlohmann::json timing_json(const TimingFigures& t) {
 
 }  // namespace
 
-static_assert(std::size(kNames) == static_cast<size_t>(EvalStatus::Unverifiable) + 1, "a name for every status");
+static_assert(std::size(kNames) == static_cast<size_t>(EvalStatus::Screened) + 1, "a name for every status");
 
 const char* to_string(EvalStatus s) { return kNames[static_cast<int>(s)]; }
 
@@ -62,6 +62,8 @@ nlohmann::json to_json(const Measurement& m) {
                       {"wall_seconds", m.wall_seconds}, {"gpu_seconds", m.gpu_seconds},
                       {"worker_replaced", m.worker_replaced}, {"workloads", workloads}};
   if (m.speedup_vs_compile > 0) j["speedup_vs_torch_compile"] = m.speedup_vs_compile;
+  if (m.screen_fitness > 0) j["screen"] = {{"fitness", m.screen_fitness}, {"admit_fitness", m.admit_fitness}};
+  if (!m.phase_seconds.empty()) j["phase_seconds"] = m.phase_seconds;
   return j;
 }
 

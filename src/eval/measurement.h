@@ -6,6 +6,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ enum class EvalStatus {
   DistributionFitted, // right on the declared distributions, wrong on perturbed inputs
   FasterThanLight,    // faster than this GPU can move the task's bytes or do its FLOPs
   Unverifiable,       // the task's check cannot tell outputs that ignore the inputs from real ones
+  // Screening (docs/evaluation.md#screening): correct in its one trial, but its short timing could
+  // not admit it to the archive, so it was not verified fully. Never an elite, a best or an export.
+  Screened,
 };
 const char* to_string(EvalStatus s);  // "ok", "wrong_result", ...
 bool parse_status(const std::string& name, EvalStatus& out);
@@ -87,6 +91,10 @@ struct Measurement {
   double wall_seconds = 0;      // the whole evaluation, oracle included
   double gpu_seconds = 0;       // the candidate's own timed GPU time
   bool worker_replaced = false;
+  // Screening: the fitness its short timing gave (0: not screened) and the bar it was held to.
+  double screen_fitness = 0, admit_fitness = 0;
+  // Where wall_seconds went: "screen", "trials", "timed_runs", "references", ... (eval/phase_clock.h).
+  std::map<std::string, double> phase_seconds;
 
   bool ok() const { return status == EvalStatus::Ok; }
 };

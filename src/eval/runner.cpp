@@ -58,7 +58,9 @@ class Runner::Impl {
     Measurement m = EvaluationRun(slot, job).run();
     std::lock_guard<std::mutex> lock(stats_mu);
     ++evaluations;
+    screened += m.status == EvalStatus::Screened;
     candidate_gpu_seconds += m.gpu_seconds;
+    for (const auto& [phase, seconds] : m.phase_seconds) phase_seconds[phase] += seconds;
     return m;
   }
 
@@ -66,8 +68,9 @@ class Runner::Impl {
   std::vector<std::unique_ptr<Slot>> slots;
   std::unique_ptr<SlotQueue> queue;
   mutable std::mutex stats_mu;
-  int evaluations = 0;
+  int evaluations = 0, screened = 0;
   double wall_seconds = 0, candidate_gpu_seconds = 0;
+  std::map<std::string, double> phase_seconds;
 };
 
 Runner::Runner(EvalOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -87,6 +90,8 @@ EvalStats Runner::stats() const {
   s.evaluations = impl_->evaluations;
   s.wall_seconds = impl_->wall_seconds;
   s.candidate_gpu_seconds = impl_->candidate_gpu_seconds;
+  s.phase_seconds = impl_->phase_seconds;
+  s.screened = impl_->screened;
   return s;
 }
 

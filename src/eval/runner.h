@@ -40,6 +40,9 @@ struct EvalJob {
   Candidate candidate;
   BuildResult build;                 // for the GPUs' architecture
   std::map<int, double> compile_ms;  // torch.compile's median per workload index, where known
+  // Screening (core/screening.h): above 0, the fitness this candidate must reach to enter the
+  // archive. It is measured cheaply first and verified fully only where that could reach it.
+  double admit_fitness = 0;
 };
 
 // Throughput figures since the Runner started.
@@ -50,6 +53,8 @@ struct EvalStats {
   int workers_replaced = 0;
   std::vector<double> busy_seconds;  // per GPU: time its slot spent evaluating jobs (oracle, trials, timing)
   std::vector<long> jobs;            // per GPU: jobs it took (the running one included)
+  std::map<std::string, double> phase_seconds;  // the evaluations' wall time by phase, summed
+  int screened = 0;                  // evaluations screened out (not verified fully)
 };
 
 class Runner {

@@ -31,6 +31,17 @@ bool Archive::insert(const Elite& e) {
   return false;
 }
 
+AdmissionBar admission_bar(const Archive& archive, const std::string& space, int bands) {
+  AdmissionBar bar;
+  bar.screen = true;
+  if (const Elite* b = archive.best()) bar.island_best = b->parent.fitness;
+  for (int band = 0; band < bands; ++band) {
+    auto it = archive.cells().find(cell_of(space, (band + 0.5) / bands, bands));
+    bar.band_elite.push_back(it == archive.cells().end() ? 0 : it->second.parent.fitness);
+  }
+  return bar;
+}
+
 const Elite* Archive::best() const {
   const Elite* b = nullptr;
   for (const auto& [cell, e] : cells_)

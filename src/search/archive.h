@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/screening.h"
 #include "policy/policy.h"
 
 namespace kevo::search {
@@ -24,6 +25,12 @@ bool fitter(const Elite& a, const Elite& b);
 
 // "reduce_rows/softmax|occ 50-75%": the descriptor pair of a variant.
 std::string cell_of(const std::string& space, double occupancy, int bands = 4);
+
+class Archive;
+
+// What a candidate of `space` must reach to enter `archive` (screening, core/screening.h): its
+// best, and the elites of the space's cells by occupancy band.
+AdmissionBar admission_bar(const Archive& archive, const std::string& space, int bands);
 
 class Archive {
  public:

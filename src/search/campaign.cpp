@@ -351,6 +351,7 @@ struct Campaign::Impl {
       p.evaluations += run.evaluations;
       p.budget += s.config.budget_evals;
       p.unmeasured += run.unmeasured;
+      p.screened += run.screened;
       p.duplicates += run.duplicates;
       p.best.emplace_back(run.task->name, run.best);
     }

@@ -28,6 +28,7 @@ struct LoopSeconds {
 struct Progress {
   int generation = 0;
   int64_t evaluations = 0, budget = 0, unmeasured = 0, duplicates = 0;
+  int64_t screened = 0;  // of the evaluations, screened out (the rest was verified fully)
   std::vector<std::pair<std::string, double>> best;  // per task: best fitness so far
   double elapsed_seconds = 0;      // this process
   double gpu_busy_fraction = 0;    // this process: worker busy time / (elapsed x GPUs); 0 on replay

@@ -102,6 +102,7 @@ std::string config_to_json(const CampaignConfig& c) {
   j["torch_baseline"] = c.torch_baseline;
   j["llm"] = c.llm;  // the API key is not there: only the name of its variable
   if (c.checkpoint_every != CampaignConfig{}.checkpoint_every) j["checkpoint_every"] = c.checkpoint_every;
+  if (c.screen) j["screen"] = true;  // files of campaigns without screening stay as they were
   return j.dump();
 }
 
@@ -131,6 +132,7 @@ CampaignConfig config_from_json(const std::string& text) {
     c.torch_baseline = j.at("torch_baseline").get<std::string>();
     if (j.contains("llm")) c.llm = j.at("llm").get<LlmSettings>();  // absent in files of kevo before the llm policy
     c.checkpoint_every = j.value("checkpoint_every", c.checkpoint_every);
+    c.screen = j.value("screen", false);  // absent in files of kevo before screening, and where it was off
   } catch (const json::exception& e) {
     throw InputError(Location{}, "runs/config", std::string("not a campaign configuration: ") + e.what());
   }

@@ -53,6 +53,10 @@ struct CampaignConfig {
   int checkpoint_every = 10;
   std::vector<std::string> replay;     // replay files; empty: the GPU
   // The GPU evaluator's settings, kept so that `kevo resume` measures the same way.
+  // Screening (docs/evaluation.md#screening): each candidate measured cheaply first and verified
+  // fully only where it could enter its island's archive. `kevo run` turns it on where it measures
+  // on GPUs (--screen auto); replay answers as recorded unless it is on.
+  bool screen = false;
   int trials = 2;                      // correctness trials per workload
   double max_seconds = 2;              // timing repetitions per workload, at most
   std::string torch_baseline;          // tools/torch_baseline.py report; empty: none

@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <deque>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/screening.h"
 #include "core/task.h"
 #include "store/records.h"
 
@@ -25,6 +27,7 @@ struct EvalRequest {
   std::vector<int64_t> genome;
   std::string source;             // the candidate text (.cu with its kevo-plan block)
   std::string source_hash;
+  AdmissionBar bar;               // screening: what it must reach to enter its island's archive
 };
 
 // Where a GPU (or simulated) evaluator's time went since it was made; zeros for replay.
@@ -37,6 +40,7 @@ struct EngineFigures {
   int64_t failed_before_gpu = 0;     // bad plans and compile errors: answered without a GPU
   double compile_seconds = 0;        // NVRTC's time for the compiled ones, summed over the workers
   double prepare_seconds = 0;        // the pipeline's thread: parsing, cache look-ups, compiles waited for
+  std::map<std::string, double> phase_seconds;  // the GPU evaluations' wall time by phase (eval/phase_clock.h)
 };
 
 class VariantEvaluator {

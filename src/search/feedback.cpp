@@ -14,6 +14,7 @@ const Outcome& file_outcome(SearchState& s, Run& run, const store::VariantRecord
                             int generation) {
   run.evaluations++;
   if (m.status == "unmeasured") run.unmeasured++;
+  if (m.status == "screened") run.screened++;
   const Outcome& o = run.outcomes[v.id] = outcome_of(v, m, *run.task, run.editor != nullptr);
   if (o.valid) {
     Elite e{o.stats, cell_of(v.space, m.occupancy, s.config.occupancy_bands), generation};
@@ -42,7 +43,7 @@ void credit_samples(const SearchState& s, Batch& b, const std::map<int64_t, doub
       auto o = run.outcomes.find(repeats.at(sample.variant));
       auto par = run.outcomes.find(sample.sample.parent);
       const bool known = o != run.outcomes.end() && par != run.outcomes.end();
-      sample.reward = known ? s.reward->of(o->second.valid, par->second.stats.fitness, o->second.stats.fitness,
+      sample.reward = known ? s.reward->of(o->second.valid || o->second.screened, par->second.stats.fitness, o->second.stats.fitness,
                                            std::max(run.best, o->second.stats.fitness + 1))  // a repeat is never a new best
                             : 0;
     } else {
@@ -71,7 +72,7 @@ std::vector<policy::Feedback> notify_results(SearchState& s, Batch& b,
     t.proposal = b.proposals[k];
     t.parent = *b.parents[k];
     t.child_fitness = o.stats.fitness;
-    t.valid = o.valid;
+    t.valid = o.valid || o.screened;  // a screened child's short timing is a reward signal, never an elite
     t.reward = s.reward->of(t.valid, t.parent.fitness, t.child_fitness, run_best_before);
     t.group = group_of_parent.emplace(t.parent.variant, static_cast<int64_t>(group_of_parent.size())).first->second;
     reward_of[v.id] = m.status == "unmeasured" ? 0 : t.reward;  // a replay without the recording: no signal

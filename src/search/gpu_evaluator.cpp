@@ -20,7 +20,9 @@ store::MeasurementRecord to_record(const eval::Measurement& m) {
   store::MeasurementRecord r;
   r.status = eval::to_string(m.status);
   r.error = m.error;
-  r.fitness = m.ok() ? m.fitness : 0;
+  // A screened-out candidate keeps the fitness its short timing gave: the policy may learn from it,
+  // but only "ok" makes an elite, a best or an export.
+  r.fitness = m.ok() || m.status == eval::EvalStatus::Screened ? m.fitness : 0;
   r.speedup_vs_compile = m.ok() ? m.speedup_vs_compile : 0;
   r.wall_seconds = m.wall_seconds;
   r.gpu_seconds = m.gpu_seconds;
@@ -66,6 +68,7 @@ class GpuEvaluator : public VariantEvaluator, private MeasuringBackend {
     eval::EvalStats s = runner_->stats();
     f.busy_seconds = s.busy_seconds;
     f.jobs = s.jobs;
+    f.phase_seconds = s.phase_seconds;
     return f;
   }
 
@@ -88,6 +91,9 @@ class GpuEvaluator : public VariantEvaluator, private MeasuringBackend {
     job.candidate = built->candidate;
     job.build = built->build;
     job.compile_ms = compile_medians(*request.task);
+    store::MeasurementRecord resources;
+    fill_resources(*built, *request.task, resources);
+    job.admit_fitness = request.bar.admit(resources.occupancy);
     auto measuring = std::make_shared<std::future<eval::Measurement>>(runner_->submit(std::move(job)));
     PendingRecord p;
     p.wait = [measuring](double seconds) {

@@ -22,9 +22,10 @@ Outcome outcome_of(const store::VariantRecord& v, const store::MeasurementRecord
                    bool with_report) {
   Outcome o;
   o.valid = m.status == "ok" && m.fitness > 0;
+  o.screened = m.status == "screened" && m.fitness > 0;
   o.stats.variant = v.id;
   o.stats.genome = {v.space, v.genome};
-  o.stats.fitness = o.valid ? m.fitness : 0;
+  o.stats.fitness = o.valid || o.screened ? m.fitness : 0;
   o.stats.floor_fraction = floor_fraction(m);
   o.stats.registers = m.registers;
   o.stats.shared_bytes = m.shared_bytes;

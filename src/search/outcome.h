@@ -12,7 +12,8 @@ namespace kevo::search {
 
 struct Outcome {
   policy::Parent stats;
-  bool valid = false;  // ok, with a positive fitness
+  bool valid = false;     // ok, with a positive fitness: may enter an archive
+  bool screened = false;  // screened out: its short timing's fitness is in stats, for rewards only
   std::string hash;    // of its source
   std::string report;  // its measurement in words, for source editors (empty for other policies)
 };

@@ -255,6 +255,8 @@ class Proposer {
     req.genome = v.genome;
     req.source = r.source;
     req.source_hash = r.hash;
+    if (s_.config.screen)
+      req.bar = admission_bar(run.islands[static_cast<size_t>(island)].archive, v.space, s_.config.occupancy_bands);
     b.requests.push_back(std::move(req));
     b.variant_of_request.push_back(b.variants.size() - 1);
     std::optional<store::MeasurementRecord> premade;

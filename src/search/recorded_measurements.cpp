@@ -20,6 +20,14 @@ std::string genome_key(const std::string& task, const std::string& space, const 
 
 }  // namespace
 
+void screen_recorded(const AdmissionBar& bar, store::MeasurementRecord& m) {
+  if (m.status != "ok") return;
+  const ScreenVerdict v = screen_verdict(m.fitness, 0, bar.admit(m.occupancy));
+  if (v.verify) return;
+  m.status = "screened";
+  m.error = v.reason;
+}
+
 // The fitness of today's contract (its weights, its timed workloads) from the recorded times, so
 // that a recording made under another fitness or other weights replays as kevo measures now.
 double recorded_fitness(const Task& task, const store::MeasurementRecord& m) {
@@ -61,6 +69,7 @@ store::MeasurementRecord RecordedMeasurements::answer(const EvalRequest& r) cons
   if (const store::MeasurementRecord* found = find(r)) {
     m = *found;
     if (m.status == "ok") m.fitness = recorded_fitness(*r.task, m);
+    screen_recorded(r.bar, m);
   } else {
     m.status = "unmeasured";
     m.error = "no recording of this variant in the replay files";

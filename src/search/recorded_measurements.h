@@ -39,6 +39,11 @@ class RecordedMeasurements {
 // contract times now, with its weights.
 double recorded_fitness(const Task& task, const store::MeasurementRecord& m);
 
+// Screening replayed (core/screening.h): a recorded "ok" measurement stands in for the short timing
+// (with the least margin: a recording keeps no short timing's spread); one that could not have
+// entered the archive by `bar` becomes "screened", as the GPU would have answered.
+void screen_recorded(const AdmissionBar& bar, store::MeasurementRecord& m);
+
 // The GPU a search on these recordings names as its target: "NVIDIA H200 (sm_90a), replayed".
 std::string replayed_gpu_name(const std::string& recorded_gpu);
 

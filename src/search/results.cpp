@@ -158,6 +158,17 @@ std::map<int32_t, PartialGeneration> partial_generations(const store::CampaignCo
 
 namespace {
 
+// Per run, its measurements that screening left unverified (status "screened").
+std::map<int32_t, int64_t> screened_per_run(const store::CampaignContents& c) {
+  std::map<int64_t, int32_t> run_of;
+  for (const auto& v : c.variants) run_of[v.id] = v.run;
+  std::map<int32_t, int64_t> out;
+  for (const auto& m : c.measurements)
+    if (m.status == "screened")
+      if (auto it = run_of.find(m.variant); it != run_of.end()) out[it->second]++;
+  return out;
+}
+
 // Each chosen variant's task, description, source (from the file, else re-rendered) and launches.
 void complete(const store::CampaignContents& c, const std::string& file, std::vector<BestVariant>& out) {
   std::map<std::string, std::string> source;
@@ -298,6 +309,7 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
   } catch (const InputError&) {
     // A report still shows the figures when a source cannot be had.
   }
+  const std::map<int32_t, int64_t> screened = screened_per_run(c);
   for (const store::TaskRecord& t : c.tasks) {
     store::TaskSummary s;
     s.task = t.name;
@@ -306,6 +318,7 @@ store::ReportData report_data(const store::CampaignContents& c, const std::strin
     for (const auto& r : c.runs) {
       if (r.task != t.name) continue;
       s.runs++;
+      if (auto n = screened.find(r.id); n != screened.end()) s.screened += n->second;
       if (auto p = partial.find(r.id); p != partial.end()) {
         s.evaluations += p->second.evaluations;
         s.unmeasured += p->second.unmeasured;

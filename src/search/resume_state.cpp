@@ -2,6 +2,8 @@
 // save_resume_state writes them; strings and lists carry their lengths. Doubles keep their bits.
 #include "search/resume_state.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <stdexcept>
 
@@ -170,6 +172,10 @@ std::string save_resume_state(const SearchState& s, const std::vector<std::strin
   o.num<int64_t>(s.next_variant);
   o.num<uint64_t>(s.runs.size());
   for (size_t r = 0; r < s.runs.size(); ++r) save_run(o, s.runs[r], policies[r]);
+  // The runs' screened-out counts, after them and only where a run screened: the states of campaigns
+  // without screening stay byte for byte as they were.
+  if (std::any_of(s.runs.begin(), s.runs.end(), [](const Run& r) { return r.screened > 0; }))
+    for (const Run& r : s.runs) o.num<int64_t>(r.screened);
   return magic + o.take();
 }
 
@@ -180,6 +186,7 @@ void load_resume_state(SearchState& s, const std::string& bytes) {
     s.next_variant = in.num<int64_t>();
     if (in.count(1) != s.runs.size()) throw std::runtime_error("its runs are not the file's");
     for (Run& r : s.runs) load_run(in, r);
+    for (Run& r : s.runs) r.screened = in.done() ? 0 : in.num<int64_t>();
     if (!in.done()) throw std::runtime_error("bytes follow its end");
   } catch (const std::runtime_error& e) {
     throw InputError(Location{s.path, 0, 0}, "campaign file", std::string("resume state: ") + e.what());

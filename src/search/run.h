@@ -37,6 +37,7 @@ struct Run {
   // prompts and credits look any up); any other run only its elites' (all its proposals look up).
   std::map<int64_t, Outcome> outcomes;
   int64_t proposed = 0, evaluations = 0, unmeasured = 0, duplicates = 0;
+  int64_t screened = 0;  // evaluations that screening left unverified
   double best = 0;
   int64_t best_variant = -1;
   std::optional<Elite> best_elite;

@@ -501,18 +501,25 @@ std::string notes_list(const std::vector<std::string>& notes) {
 // `order` names the task sections, whose anchors are #task-1, #task-2, ...
 std::string summary_table(const std::vector<TaskSummary>& tasks, const std::vector<std::string>& order) {
   if (tasks.empty()) return "";
+  // Screening's columns only where a campaign screened: the reports of others stay as they were.
+  const bool screening = std::any_of(tasks.begin(), tasks.end(), [](const TaskSummary& t) { return t.screened > 0; });
   std::string out = "<h2>Summary</h2>\n<table class=\"summary\">\n";
-  out += header_row({{"Task", true}, {"Runs", false}, {"Evaluations", false}, {"Unmeasured", false},
+  std::vector<std::pair<std::string, bool>> columns = {{"Task", true}, {"Runs", false}, {"Evaluations", false}};
+  if (screening) columns.insert(columns.end(), {{"Screened out", false}, {"Fully verified", false}});
+  columns.insert(columns.end(), {{"Unmeasured", false},
                      {"Duplicates", false}, {std::string("Best ") + kTimes + " eager", false},
                      {"Its geometric mean", false},
                      {std::string("Best ") + kTimes + " torch.compile", false}, {"GPU busy", false},
                      {"Best variant", true}});
+  out += header_row(columns);
   for (size_t i = 0; i < tasks.size(); ++i) {
     const TaskSummary& t = tasks[i];
     const size_t section = std::find(order.begin(), order.end(), t.task) - order.begin();
     out += "<tr><td class=\"text\"><a href=\"#task-" + std::to_string(section + 1) + "\">" + escape(t.task) +
-           "</a></td>" + cell(std::to_string(t.runs)) + cell(std::to_string(t.evaluations)) +
-           cell(std::to_string(t.unmeasured)) + cell(std::to_string(t.duplicates)) +
+           "</a></td>" + cell(std::to_string(t.runs)) + cell(std::to_string(t.evaluations));
+    if (screening)
+      out += cell(std::to_string(t.screened)) + cell(std::to_string(t.evaluations - t.unmeasured - t.screened));
+    out += cell(std::to_string(t.unmeasured)) + cell(std::to_string(t.duplicates)) +
            cell(known(t.best_fitness, 3, kTimes)) + cell(known(t.best_geometric_mean, 3, kTimes)) +
            cell(known(t.best_vs_compile, 3, kTimes)) +
            cell(known(t.gpu_busy * 100, 1, "%")) + "<td class=\"text\"><code>" +

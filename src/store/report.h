@@ -59,6 +59,7 @@ struct TaskSummary {
   int64_t evaluations = 0;
   int64_t unmeasured = 0;         // proposals a replay evaluator had no recording for
   int64_t duplicates = 0;
+  int64_t screened = 0;           // screened out: measured cheaply, not verified fully (docs/evaluation.md#screening)
   double best_fitness = 0;        // the campaign's fitness (ReportData::fitness); 0 when no valid candidate
   double best_geometric_mean = 0; // the best's geometric mean of per-workload speedups; 0 when unknown
   double best_vs_compile = 0;     // the same best over torch.compile; 0 when unknown

@@ -49,17 +49,22 @@ json task_json(const TaskSummary& t) {
                     {"floor_ms", or_null(w.floor_ms)}, {"speedup", w.speedup},
                     {"percent_of_floor", or_null(w.percent_of_floor)}, {"launches", w.launches},
                     {"weight", w.weight}, {"timed", w.timed}});
-  return {{"task", t.task},
-          {"runs", t.runs},
-          {"evaluations", t.evaluations},
-          {"unmeasured", t.unmeasured},
-          {"duplicates", t.duplicates},
-          {"best_fitness", or_null(t.best_fitness)},
-          {"best_geometric_mean", or_null(t.best_geometric_mean)},
-          {"best_speedup_vs_compile", or_null(t.best_vs_compile)},
-          {"best_variant", t.best_variant},
-          {"gpu_busy", or_null(t.gpu_busy)},
-          {"workloads", rows}};
+  json j = {{"task", t.task},
+            {"runs", t.runs},
+            {"evaluations", t.evaluations},
+            {"unmeasured", t.unmeasured},
+            {"duplicates", t.duplicates},
+            {"best_fitness", or_null(t.best_fitness)},
+            {"best_geometric_mean", or_null(t.best_geometric_mean)},
+            {"best_speedup_vs_compile", or_null(t.best_vs_compile)},
+            {"best_variant", t.best_variant},
+            {"gpu_busy", or_null(t.gpu_busy)},
+            {"workloads", rows}};
+  if (t.screened > 0) {  // reports of campaigns without screening stay as they were
+    j["screened"] = t.screened;
+    j["fully_verified"] = t.evaluations - t.unmeasured - t.screened;
+  }
+  return j;
 }
 
 // ---- reading back: each error names the JSON path of what is wrong ------------------------
@@ -161,6 +166,7 @@ TaskSummary task_from(const json& j, const std::string& where) {
   t.evaluations = integer(j, where, "evaluations");
   t.unmeasured = integer(j, where, "unmeasured");
   t.duplicates = integer(j, where, "duplicates");
+  if (j.contains("screened")) t.screened = integer(j, where, "screened");
   t.best_fitness = real(j, where, "best_fitness");
   if (j.contains("best_geometric_mean")) t.best_geometric_mean = real(j, where, "best_geometric_mean");
   t.best_vs_compile = real(j, where, "best_speedup_vs_compile");

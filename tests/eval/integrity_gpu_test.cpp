@@ -3,7 +3,8 @@
 // evaluates. Answers remembered between launches in scratch, in module memory or on the device
 // heap (a loss and a GEMM) are `stateful`; zeros that pass softmax's atol are
 // `input_independent`; a loss's expectation and a hinge loss computed from its labels alone are
-// `distribution_fitted`; a sample of the input at a loose tolerance is `faster_than_light`.
+// `distribution_fitted`; a sample of the input at a loose tolerance is `faster_than_light`. Each
+// earns its status under screening too.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -50,7 +51,9 @@ class IntegrityGpu : public ::testing::Test {
   }
 
   // Evaluates `planted` then `honest` on the task's large workload; the first must earn `want`,
-  // the second `ok`.
+  // the second `ok`. Then again with screening (docs/evaluation.md#screening), the planted one held
+  // to the bar the honest one sets as its cell's elite: a hack must earn its status there too, and
+  // never pass for an ordinary candidate screened out.
   void expect(const std::string& task_file, const std::string& planted, EvalStatus want, const std::string& honest) {
     EvalOptions o;
     o.kevo_binary = KEVO_BINARY;
@@ -58,14 +61,21 @@ class IntegrityGpu : public ::testing::Test {
     o.workloads = {0};
     o.max_seconds = 1;
     Runner runner(o);
-    const std::vector<Measurement> ms =
-        runner.evaluate({job(task_file, "tests/data/planted/" + planted + ".cu"), job(task_file, honest)});
+    std::vector<EvalJob> jobs = {job(task_file, "tests/data/planted/" + planted + ".cu"), job(task_file, honest)};
+    const std::vector<Measurement> ms = runner.evaluate(jobs);
     ASSERT_EQ(ms.size(), 2u);
     for (const Measurement& m : ms)
       std::printf("%-24s %-20s speedup %8.2f  %s\n", m.candidate.c_str(), to_string(m.status), m.speedup, m.error.c_str());
     EXPECT_EQ(ms[0].status, want) << planted << ": " << ms[0].error;
     EXPECT_EQ(ms[0].error.find('\n'), std::string::npos) << "not one line: " << ms[0].error;
-    EXPECT_EQ(ms[1].status, EvalStatus::Ok) << honest << " after " << planted << ": " << ms[1].error;
+    ASSERT_EQ(ms[1].status, EvalStatus::Ok) << honest << " after " << planted << ": " << ms[1].error;
+
+    jobs[0].admit_fitness = ms[1].fitness;
+    const std::vector<Measurement> screened = runner.evaluate(jobs);
+    std::printf("%-24s %-20s screened at %.3f against a bar of %.3f  %s\n", screened[0].candidate.c_str(),
+                to_string(screened[0].status), screened[0].screen_fitness, ms[1].fitness, screened[0].error.c_str());
+    EXPECT_EQ(screened[0].status, want) << planted << " under screening: " << screened[0].error;
+    EXPECT_EQ(screened[1].status, EvalStatus::Ok) << honest << " after " << planted << " under screening: " << screened[1].error;
   }
 
   std::map<std::string, Task> tasks_;

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/screening.h"
 #include "search/campaign.h"
 #include "search/results.h"
 #include "mutate/mutation.h"
@@ -337,6 +338,87 @@ TEST(Campaign, ResumeAfterACrashMidGenerationFinishesWithTheUninterruptedArchive
     EXPECT_TRUE(expected == fingerprint(store::read_campaign(path))) << "crash after " << crash_at << " batches";
     // Only what the crash lost was measured again.
     EXPECT_EQ(partial.measurements.size() + rest.requests.size(), 120u);
+  }
+}
+
+// Screening (docs/evaluation.md#screening): every candidate is asked for with the bar of its
+// island's archive when it was proposed, and only one whose (short) timing could reach it is
+// verified fully; one screened out is never an elite, a generation's best or the exported variant,
+// yet its transition earns a reward from its short timing.
+TEST(Campaign, OnlyCandidatesThatCouldEnterTheArchiveAreVerifiedFully) {
+  CampaignConfig c = small_config();
+  c.screen = true;
+  testing::SyntheticEvaluator ev;
+  const std::string path = temp_path("screened.h5");
+  const store::CampaignContents k = run_campaign(c, ev, path);
+  std::map<int64_t, std::string> status;
+  for (const auto& m : k.measurements) status[m.variant] = m.status;
+  int screened = 0, verified_against_a_bar = 0;
+  for (const EvalRequest& r : ev.requests) {
+    ASSERT_TRUE(r.bar.screen);
+    const store::MeasurementRecord full = testing::SyntheticEvaluator::score(r);
+    if (full.status != "ok") continue;
+    const double admit = r.bar.admit(full.occupancy);
+    const bool could_enter = full.fitness * (1 + kScreenMarginFloor) >= admit;
+    EXPECT_EQ(status.at(r.variant), could_enter ? "ok" : "screened") << "variant " << r.variant;
+    screened += !could_enter;
+    verified_against_a_bar += could_enter && admit > 0;
+  }
+  EXPECT_GT(screened, 20) << "the rule screened nothing out: the test shows nothing";
+  EXPECT_GT(verified_against_a_bar, 5);
+  std::set<int64_t> screened_ids;
+  for (const auto& [variant, st] : status)
+    if (st == "screened") screened_ids.insert(variant);
+  for (const auto& a : k.archive) EXPECT_EQ(screened_ids.count(a.variant), 0u) << "an elite was screened out";
+  for (const auto& g : k.generations) EXPECT_EQ(screened_ids.count(g.best_variant), 0u) << "a best was screened out";
+  for (const BestVariant& b : best_variants(k, path)) EXPECT_EQ(b.measurement->status, "ok");
+  // The report and the summary count them, and the progress line is fed the same count.
+  const store::ReportData d = report_data(k, path);
+  int64_t reported = 0;
+  for (const store::TaskSummary& t : d.tasks) reported += t.screened;
+  EXPECT_EQ(reported, screened);
+  // The file keeps the setting for a resume; files of campaigns without it stay as they were.
+  EXPECT_TRUE(config_from_json(k.runs.front().config).screen);
+  EXPECT_EQ(config_to_json(small_config()).find("screen"), std::string::npos);
+  EXPECT_FALSE(config_from_json(config_to_json(small_config())).screen);
+  // Without screening the same seed measures every candidate fully.
+  testing::SyntheticEvaluator unscreened;
+  const store::CampaignContents plain = run_campaign(small_config(), unscreened);
+  for (const auto& m : plain.measurements) EXPECT_NE(m.status, "screened");
+  for (const EvalRequest& r : unscreened.requests) EXPECT_FALSE(r.bar.screen);
+}
+
+// A screened campaign that crashes mid-generation resumes to the campaign that never stopped: the
+// candidates the crash lost, screened ones among them, are measured again under the same bars.
+TEST(Campaign, AScreenedCampaignResumedAfterACrashFinishesAsTheUninterruptedOne) {
+  CampaignConfig c = small_config();
+  c.screen = true;
+  testing::SyntheticEvaluator whole;
+  const store::CampaignContents expected_file = run_campaign(c, whole);
+  const Fingerprint expected = fingerprint(expected_file);
+  std::map<int64_t, std::string> expected_status;
+  for (const auto& m : expected_file.measurements) expected_status[m.variant] = m.status;
+  for (int crash_at : {2, 4}) {
+    SCOPED_TRACE("crash after " + std::to_string(crash_at) + " batches");
+    const std::string path = temp_path("screened_crash.h5");
+    testing::SyntheticEvaluator crashing;
+    crashing.fail_after = crash_at;
+    auto campaign = Campaign::create(path, c, kTasks, crashing, "test");
+    EXPECT_THROW(campaign->run(), std::runtime_error);
+    campaign.reset();
+    const size_t kept = store::read_campaign(path).measurements.size();
+    testing::SyntheticEvaluator rest;
+    Campaign::resume(path, rest)->run();
+    const store::CampaignContents k = store::read_campaign(path);
+    EXPECT_TRUE(expected == fingerprint(k));
+    for (const auto& m : k.measurements) EXPECT_EQ(m.status, expected_status.at(m.variant)) << "variant " << m.variant;
+    EXPECT_EQ(kept + rest.requests.size(), expected_file.measurements.size());
+    int screened_again = 0;
+    for (const EvalRequest& r : rest.requests) {
+      EXPECT_TRUE(r.bar.screen);
+      screened_again += expected_status.at(r.variant) == "screened";
+    }
+    EXPECT_GT(screened_again, 0) << "no screened candidate was among those measured again";
   }
 }
 

@@ -1,5 +1,6 @@
 // A deterministic stand-in for the GPU: fitness is a fixed function of (task, space, genome) with a
-// known optimum per space, and about one variant in eight fails; it records what it was asked.
+// known optimum per space, and about one variant in eight fails; it records what it was asked. A
+// campaign that screens gets the replayed screening's answers (search/recorded_measurements.h).
 #pragma once
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "mutate/space.h"
 #include "search/evaluator.h"
+#include "search/recorded_measurements.h"
 
 namespace kevo::testing {
 
@@ -22,6 +24,7 @@ class SyntheticEvaluator : public search::VariantEvaluator {
     for (const auto& r : batch) {
       requests.push_back(r);
       out.push_back(score(r));
+      search::screen_recorded(r.bar, out.back());  // as a campaign that screens is answered
     }
     return out;
   }

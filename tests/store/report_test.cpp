@@ -376,6 +376,24 @@ TEST(Report, ShowsTheFitnessAndHowEachWorkloadCounts) {
   EXPECT_NE(render_html(old).find("geometric_mean_v0: the geometric mean"), std::string::npos);
 }
 
+// A campaign that screened says how many candidates were screened out and how many verified
+// fully; a report of one that did not has neither column, as before screening.
+TEST(Report, ShowsTheScreenedAndFullyVerifiedCounts) {
+  const std::string plain = render_html(sample());
+  EXPECT_EQ(plain.find("Screened out"), std::string::npos);
+  EXPECT_FALSE(report_json(sample())["tasks"][0].contains("screened"));
+  ReportData d = sample();
+  d.tasks[0].screened = 600;  // of 800 evaluations, 12 unmeasured
+  const std::string html = render_html(d);
+  EXPECT_NE(html.find("<th>Screened out</th><th>Fully verified</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>800</td><td>600</td><td>188</td><td>12</td>"), std::string::npos);
+  const nlohmann::json j = report_json(d);
+  EXPECT_EQ(j["tasks"][0]["screened"], 600);
+  EXPECT_EQ(j["tasks"][0]["fully_verified"], 188);
+  EXPECT_EQ(report_from_json(j).tasks[0].screened, 600);
+  EXPECT_EQ(report_from_json(j).tasks[1].screened, 0);
+}
+
 TEST(ReportJson, ReportsBeforeTheWorkloadMixStillRead) {
   nlohmann::json j = report_json(sample());
   j.erase("fitness");
