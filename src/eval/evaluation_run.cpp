@@ -60,20 +60,14 @@ Json short_timing(int reps = 5) {
   return {{"warmup", 1}, {"min_reps", reps}, {"max_reps", reps}, {"max_seconds", 5.0}, {"target_half_width", 1.0}};
 }
 
-// The screen's timing: one warm-up, then repetitions until the median is known to 3% or a tenth of
-// a second has passed (3 to 10 of them): enough to tell a candidate near its cell's elite from one
-// far below it, where the full protocol's 1% interval costs tens of runs more.
-Json screen_timing() {
-  return {{"warmup", 1}, {"min_reps", 3}, {"max_reps", 10}, {"max_seconds", 0.1}, {"target_half_width", 0.03}};
-}
-
 // How widely a timing's runs spread around their median: (p80 - p20) / median.
 double relative_spread(const TimingFigures& t) { return t.median_ms > 0 ? (t.p80_ms - t.p20_ms) / t.median_ms : 0; }
 
-// Repetitions of the state probe: five, fewer for a kernel that takes long (a generic baseline on a
-// large problem runs for seconds), never under two. Every repetition after the warm-up runs on kept
-// state, so a kernel that remembers is fast in all of them and the median shows it.
-int state_probe_reps(double candidate_ms) {
+// Repetitions of a short timing (the screen's, the state probe's): five, fewer for a kernel that
+// takes long (a generic baseline on a large problem runs for seconds), never under two. In the
+// probe every repetition after the warm-up runs on kept state, so a kernel that remembers is fast
+// in all of them and the median shows it.
+int short_reps(double candidate_ms) {
   constexpr double kProbeBudgetMs = 250;
   return static_cast<int>(std::clamp(kProbeBudgetMs / std::max(candidate_ms, 1e-3), 2.0, 5.0));
 }
@@ -245,10 +239,11 @@ bool EvaluationRun::screen(const std::vector<int>& ws) {
     m_.workloads.clear();
     return true;
   }
+  auto probing = clock_.enter("state_probe");
   for (size_t k = 0; k < screened.size(); ++k) {
     WorkloadMeasurement& wm = m_.workloads[k];
     const auto& [su, l] = screened[k];
-    if (auto f = state_probe(su.plan, l, wm, su.allowance)) {
+    if (auto f = kept_state_gain(su.plan, l, wm.candidate.n, wm.candidate.median_ms, su.allowance)) {
       wm.status = f->status;
       fail(*f, wm.workload);
       return false;
@@ -270,7 +265,10 @@ std::optional<Failure> EvaluationRun::screen_workload(int w, const TimedSetup& s
     auto copying = clock_.enter("inputs");
     s_.prepare(su.plan, l, {declared.get()});
   }
-  if (auto f = short_timed_run(su.plan, l, *declared, su.criteria, wm, su.allowance, screen_timing(), false)) return f;
+  // The probe's reset half as well (same runs, same set), should the candidate be screened out. The
+  // eager time stands in for the candidate's, which is not known yet.
+  const Json timing = short_timing(short_reps(wm.eager.median_ms));
+  if (auto f = short_timed_run(su.plan, l, *declared, su.criteria, wm, su.allowance, timing, false)) return f;
   ++wm.trials;
   auto perturbed = reference(w, trial_seed(seed, w, 1), true);
   const bool moved = !perturbed->perturbation.empty();
@@ -436,24 +434,25 @@ std::optional<Failure> EvaluationRun::timed_runs(int w, const ResolvedPlan& plan
 std::optional<Failure> EvaluationRun::state_probe(const ResolvedPlan& plan, const Layout& l,
                                                   const WorkloadMeasurement& wm, double allowance) {
   auto phase = clock_.enter("state_probe");
-  const int reps = state_probe_reps(wm.candidate.median_ms);
-  const double deadline = s_.options().deadline_floor_s + 8 * allowance + 10;
-  double reset_ms = 0, kept_ms = 0;
-  auto median = [&](Json req, double& ms) {
-    req["timing"] = short_timing(reps);
-    Json answer;
-    auto f = s_.ask(req, deadline, answer, m_);
-    if (!f) ms = answer.at("timing").at("median_ms").get<double>();
-    return f;
-  };
+  const int reps = short_reps(wm.candidate.median_ms);
   Json reset = s_.request("time", module_, plan, l);
   reset["sets"] = Json::array({Json(l.offsets(0))});
   reset["poison"] = Json::array({s_.poison_list(plan, l, 0)});
-  if (auto f = median(std::move(reset), reset_ms)) return f;
+  double reset_ms = 0;
+  if (auto f = short_median(std::move(reset), reps, allowance, reset_ms)) return f;
+  return kept_state_gain(plan, l, reps, reset_ms, allowance);
+}
+
+// The probe's second half: `reps` runs on buffer set 0 with nothing reset (buffers and module memory
+// as the last launch left them, the same inputs), against `reset_ms`, the median of the same runs
+// reset before each launch.
+std::optional<Failure> EvaluationRun::kept_state_gain(const ResolvedPlan& plan, const Layout& l, int reps,
+                                                      double reset_ms, double allowance) {
   Json kept = s_.request("time", module_, plan, l);
   kept["keep_state"] = true;
   kept["poison"] = Json::array();
-  if (auto f = median(std::move(kept), kept_ms)) return f;
+  double kept_ms = 0;
+  if (auto f = short_median(std::move(kept), reps, allowance, kept_ms)) return f;
   if (!(kept_ms < kStateGainLimit * reset_ms)) return std::nullopt;
   return Failure{EvalStatus::Stateful,
                  "ran " + number("%.1fx", reset_ms / std::max(kept_ms, 1e-9)) + " faster (" + number("%.4f ms", kept_ms) +
@@ -461,6 +460,15 @@ std::optional<Failure> EvaluationRun::state_probe(const ResolvedPlan& plan, cons
                      ") when its buffers and module memory kept what earlier launches left there: it remembers "
                      "between launches instead of computing (kevo poisons scratch and resets module memory before "
                      "every timed launch, so that gains nothing)"};
+}
+
+// The median of a short timing request of `reps` runs after one warm-up.
+std::optional<Failure> EvaluationRun::short_median(Json req, int reps, double allowance, double& ms) {
+  req["timing"] = short_timing(reps);
+  Json answer;
+  auto f = s_.ask(req, s_.options().deadline_floor_s + (reps + 3) * allowance + 10, answer, m_);
+  if (!f) ms = answer.at("timing").at("median_ms").get<double>();
+  return f;
 }
 
 std::optional<Failure> EvaluationRun::trial(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,

@@ -57,6 +57,9 @@ class EvaluationRun {
                                          double allowance, const nlohmann::json& timing, bool checked_before);
   std::optional<Failure> state_probe(const ResolvedPlan& plan, const Layout& l, const WorkloadMeasurement& wm,
                                      double allowance);
+  std::optional<Failure> kept_state_gain(const ResolvedPlan& plan, const Layout& l, int reps, double reset_ms,
+                                         double allowance);
+  std::optional<Failure> short_median(nlohmann::json req, int reps, double allowance, double& ms);
   std::optional<Failure> trial(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
                                const std::vector<Criterion>& criteria, WorkloadMeasurement& wm, double allowance,
                                bool reload, const std::string& when);
