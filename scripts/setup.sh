@@ -8,7 +8,8 @@
 #   KEVO_TORCH_PREFIX=/path/to/torch/share/cmake scripts/setup.sh   (use another LibTorch)
 #   KEVO_RL=1 scripts/setup.sh    also the RL trainer's Python packages (scripts/test.sh sets it)
 #   KEVO_RL=1 KEVO_RL_WHEELS=DIR scripts/setup.sh   the same from wheels in DIR (a node without PyPI)
-#   KEVO_TARGETS="kevo" scripts/setup.sh   build only these targets (default: all, tests included)
+#   KEVO_TARGETS="kevo core_tests" scripts/setup.sh   build these targets (default: kevo alone, what the
+#                                  quick start runs; scripts/test.sh builds all, the tests included)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -112,5 +113,6 @@ cmake_args=(-S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release}
 # shellcheck disable=SC2086
 cmake "${generator[@]}" "${cmake_args[@]}" ${KEVO_CMAKE_ARGS:-} >/dev/null
 # shellcheck disable=SC2086
-cmake --build "$build_dir" -j "$jobs" ${KEVO_TARGETS:+--target $KEVO_TARGETS}
+# shellcheck disable=SC2086
+cmake --build "$build_dir" -j "$jobs" --target ${KEVO_TARGETS:-kevo}
 echo "setup: built $build_dir/kevo"

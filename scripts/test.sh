@@ -6,6 +6,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The RL loop's tests (ctest label `rl`) need transformers and PEFT: setup installs them unless KEVO_RL=0.
-KEVO_RL=${KEVO_RL:-1} "$root/scripts/setup.sh"
+KEVO_TARGETS=${KEVO_TARGETS:-all} KEVO_RL=${KEVO_RL:-1} "$root/scripts/setup.sh"
 cd "${BUILD_DIR:-$root/build}"
 ctest --output-on-failure -j "${JOBS:-$(nproc)}" "$@"

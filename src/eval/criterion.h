@@ -5,7 +5,7 @@
 // takes a large part of that allowance, atol no smaller than a multiple of that rounding.
 #pragma once
 
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <cstdint>
 

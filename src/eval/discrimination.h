@@ -10,7 +10,7 @@
 // that answers with the distribution's expectation.
 #pragma once
 
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <functional>
 #include <string>

@@ -5,7 +5,7 @@
 // where the declared distribution does.
 #pragma once
 
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 // Draws a task's inputs from their contract distributions, reproducibly from a seed (LibTorch).
 #pragma once
 
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <cstdint>
 #include <vector>

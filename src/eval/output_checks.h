@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cuda.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <cstdint>
 #include <string>

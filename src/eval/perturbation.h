@@ -7,7 +7,7 @@
 // of zero and inside the input's `domain`.
 #pragma once
 
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <cstdint>
 #include <string>

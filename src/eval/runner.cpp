@@ -5,7 +5,7 @@
 
 #include <c10/core/DeviceGuard.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <chrono>
 #include <fstream>

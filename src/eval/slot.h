@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cuda.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <nlohmann/json.hpp>
 

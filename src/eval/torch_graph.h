@@ -1,7 +1,7 @@
 // Runs an op graph on LibTorch (the oracle's engine). Includes torch: for eval/ and its tests only.
 #pragma once
 
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <functional>
 #include <map>

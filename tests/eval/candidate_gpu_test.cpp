@@ -1,7 +1,7 @@
 // A hand-written candidate, built by the Builder for this GPU and launched from its plan through
 // the driver API, matches the reference on every workload; the inputs stay untouched.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <string>
 

@@ -6,7 +6,7 @@
 // side of zero and inside the contract's domain, are reproducible, and drop their outliers when
 // the reference is not finite with them.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <string>
 

@@ -5,7 +5,7 @@
 // refused with cudaErrorInvalidValue. A header's library steps give the very bits the worker's
 // (eval::LibrarySteps) give for the same plan: both run the export runtime's planners.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

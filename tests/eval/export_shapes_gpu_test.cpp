@@ -7,7 +7,7 @@
 // the largest error as a fraction of the tolerance, pass or fail. Skips without a GPU, nvcc or
 // the folder.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>

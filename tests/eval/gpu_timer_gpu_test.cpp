@@ -1,7 +1,7 @@
 // The timer on a ~1 ms copy kernel: CUPTI's kernel time and CUDA events agree within 3%, and two
 // measurements of the same kernel agree within 2% (cold L2 each repetition).
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <cmath>
 #include <cstdio>

@@ -6,7 +6,7 @@
 // `distribution_fitted`; a sample of the input at a loose tolerance is `faster_than_light`. Each
 // earns its status under screening too.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <cstdio>
 #include <map>

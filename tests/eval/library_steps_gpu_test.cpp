@@ -3,7 +3,7 @@
 // on sm_100a/sm_103a and is refused elsewhere; a plan mixing a library step with a
 // kernel runs them in order on one stream.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <string>
 #include <utility>

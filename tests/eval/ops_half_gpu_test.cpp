@@ -3,7 +3,7 @@
 // tolerance; a Python number meets a half tensor on CUDA exactly as in PyTorch; the new ops give
 // on CUDA what they give on the CPU.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <string>
 

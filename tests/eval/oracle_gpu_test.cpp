@@ -1,6 +1,6 @@
 // The oracle on the GPU: every bundled task's reference gives on CUDA what it gives on the CPU.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <string>
 

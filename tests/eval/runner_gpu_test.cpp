@@ -2,7 +2,7 @@
 // the worker is replaced where the fault poisons its context, and a correct candidate right
 // after still evaluates. A long run with faults interleaved loses no result.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <cstdio>
 #include <map>

@@ -8,7 +8,7 @@
 // long sweep can be spread over several runs, and KEVO_TEMPLATE_GPU_TRIALS=n sets the correctness
 // trials per workload (and shortens the timing).
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <chrono>
 #include <cstdio>

@@ -4,7 +4,7 @@
 // This is how the generic kernels are known right before a GPU sees them.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
+#include "eval/torch_tensors.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
