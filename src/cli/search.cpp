@@ -265,6 +265,13 @@ void engine_summary(const search::VariantEvaluator& ev, const search::Progress& 
                 << fmt("%.0f", 100 * seconds / total) << "%)";
     std::cout << "\n";
   }
+  if (f.screened + f.promoted > 0) {
+    std::cout << "engine: screening: " << f.screened << " screened out, " << f.promoted << " screened and verified fully";
+    if (f.promoted > 0)
+      std::cout << " (their full fitness is " << fmt("%.3f", std::exp(f.promoted_log_ratio / static_cast<double>(f.promoted)))
+                << "x the screen's estimate, geometric mean)";
+    std::cout << "\n";
+  }
 }
 
 // --llm-weight's number; a bad one is caught by the configuration's check.

@@ -12,7 +12,7 @@ double AdmissionBar::admit(double occupancy) const {
   const int bands = static_cast<int>(band_elite.size());
   const int band = std::clamp(static_cast<int>(occupancy * bands), 0, bands - 1);  // as search/archive.cpp's cell_of
   const double elite = band_elite[static_cast<size_t>(band)];
-  return elite > 0 ? elite : kScreenNewCellShare * island_best;
+  return elite > 0 ? elite : island_best;
 }
 
 ScreenVerdict screen_verdict(double fitness, double spread, double admit_fitness) {

@@ -13,11 +13,9 @@ namespace kevo {
 inline constexpr double kScreenMarginFloor = 0.05;
 // A short timing's spread (p80 - p20 over the median) widens the margin by this factor.
 inline constexpr double kScreenSpreadFactor = 2.0;
-// A cell with no elite yet admits a candidate within this share of its island's best.
-inline constexpr double kScreenNewCellShare = 0.5;
-
 // What a candidate's fitness must reach to enter its island's archive, known before it is built:
-// the island's best and the elites of the cells its design space has there (by occupancy band).
+// its cell's elite, or for a cell with none yet the island's best (so that the cells a screened
+// campaign fills are filled by candidates that could lead it, not by whatever is merely correct).
 // A bar with no island best (an empty island) admits everything: the candidate is verified fully.
 struct AdmissionBar {
   bool screen = false;             // false: no screening, the full protocol for every candidate

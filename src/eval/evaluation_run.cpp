@@ -68,7 +68,7 @@ double relative_spread(const TimingFigures& t) { return t.median_ms > 0 ? (t.p80
 // probe every repetition after the warm-up runs on kept state, so a kernel that remembers is fast
 // in all of them and the median shows it.
 int short_reps(double candidate_ms) {
-  constexpr double kProbeBudgetMs = 250;
+  constexpr double kProbeBudgetMs = 100;
   return static_cast<int>(std::clamp(kProbeBudgetMs / std::max(candidate_ms, 1e-3), 2.0, 5.0));
 }
 
@@ -209,45 +209,33 @@ void EvaluationRun::evaluate() {
 }
 
 // Screening (docs/evaluation.md#screening), per timed workload: a short timed run on the declared
-// draw the full protocol's timed runs use (outputs checked after), then one trial on a perturbed
-// draw; the fitness they estimate is held to the job's bar (core/screening.h). True when the
-// candidate goes on to the full protocol, which checks everything again from the start. False when
-// it failed (its status set) or was screened out: status screened with its short timings, once the
-// probe of state has found nothing (a kernel that is slow only while its state is reset would be
-// screened out, and must still earn `stateful`).
+// draw the full protocol's timed runs use, with the state of every launch kept for the next, its
+// outputs checked after; the fitness these times give is held to the job's bar (core/screening.h).
+// Whatever a kernel gains from state kept between launches makes it faster here, so that it is
+// verified fully, where the state probe sees it; an honest kernel runs as it does reset. True when
+// the candidate goes on to the full protocol, which checks everything again from the start; false
+// when it failed (its status set) or was screened out (status screened, with its short timings).
 bool EvaluationRun::screen(const std::vector<int>& ws) {
   auto phase = clock_.enter("screen");
   std::vector<WorkloadTime> times;
-  std::vector<std::pair<TimedSetup, Layout>> screened;
   double spread = 0;
   for (int w : ws) {
     if (!task_.is_timed(w)) continue;
     WorkloadMeasurement wm;
     TimedSetup su;
     if (auto f = set_up_timed(w, wm, su)) return record_failure(w, wm, *f);
-    const Layout l = layout_of(su.plan);
-    if (auto f = screen_workload(w, su, l, wm)) return record_failure(w, wm, *f);
+    if (auto f = screen_workload(w, su, wm)) return record_failure(w, wm, *f);
     times.push_back({w, wm.eager.median_ms, wm.candidate.median_ms});
     spread = std::max(spread, relative_spread(wm.candidate));
     m_.workloads.push_back(wm);
-    screened.emplace_back(std::move(su), l);
   }
+  if (times.empty()) return true;
   m_.admit_fitness = job_.admit_fitness;
   m_.screen_fitness = weighted_speedup(task_, times);
   const ScreenVerdict v = screen_verdict(m_.screen_fitness, spread, job_.admit_fitness);
   if (v.verify) {
     m_.workloads.clear();
     return true;
-  }
-  auto probing = clock_.enter("state_probe");
-  for (size_t k = 0; k < screened.size(); ++k) {
-    WorkloadMeasurement& wm = m_.workloads[k];
-    const auto& [su, l] = screened[k];
-    if (auto f = kept_state_gain(su.plan, l, wm.candidate.n, wm.candidate.median_ms, su.allowance)) {
-      wm.status = f->status;
-      fail(*f, wm.workload);
-      return false;
-    }
   }
   m_.fitness = m_.screen_fitness;
   m_.speedup = geometric_mean_speedup(task_, times);
@@ -256,26 +244,18 @@ bool EvaluationRun::screen(const std::vector<int>& ws) {
   return false;
 }
 
-std::optional<Failure> EvaluationRun::screen_workload(int w, const TimedSetup& su, const Layout& l,
-                                                      WorkloadMeasurement& wm) {
+std::optional<Failure> EvaluationRun::screen_workload(int w, const TimedSetup& su, WorkloadMeasurement& wm) {
+  const Layout l = layout_of(su.plan);
   s_.ensure_arena(l.bytes);
-  const uint64_t seed = s_.options().seed;
-  auto declared = reference(w, trial_seed(seed, w, 0), false);
+  auto declared = reference(w, trial_seed(s_.options().seed, w, 0), false);
   {
     auto copying = clock_.enter("inputs");
     s_.prepare(su.plan, l, {declared.get()});
   }
-  // The probe's reset half as well (same runs, same set), should the candidate be screened out. The
-  // eager time stands in for the candidate's, which is not known yet.
+  // The eager time stands in for the candidate's, which is not known yet.
   const Json timing = short_timing(short_reps(wm.eager.median_ms));
-  if (auto f = short_timed_run(su.plan, l, *declared, su.criteria, wm, su.allowance, timing, false)) return f;
-  ++wm.trials;
-  auto perturbed = reference(w, trial_seed(seed, w, 1), true);
-  const bool moved = !perturbed->perturbation.empty();
-  const std::string when =
-      "in the screen's trial" + (moved ? " (perturbed inputs: " + perturbed->perturbation.describe() + ")" : "");
-  if (auto f = trial(su.plan, l, *perturbed, su.criteria, wm, su.allowance, false, when))
-    return moved && wrong_values(f->status) ? distribution_fitted(*f) : *f;  // right on the declared draw above
+  if (auto f = short_timed_run(su.plan, l, *declared, su.criteria, wm, su.allowance, timing, ShortRun::StateKept))
+    return f;
   ++wm.trials;
   wm.speedup = wm.eager.median_ms / std::max(wm.candidate.median_ms, 1e-9);
   return std::nullopt;
@@ -541,19 +521,25 @@ bool EvaluationRun::held_back_check(const std::vector<int>& ws) {
   WorkloadMeasurement wm;
   const double allowance = s_.launch_allowance_s(s_.eager(task_, w).median_ms);
   if (auto f = trial(plan, l, *e, criteria, wm, allowance, /*reload=*/true, "(fresh seed)")) return failed(f->error);
-  if (auto f = short_timed_run(plan, l, *e, criteria, wm, allowance, short_timing(), true)) return failed(f->error);
+  if (auto f = short_timed_run(plan, l, *e, criteria, wm, allowance, short_timing(), ShortRun::AfterTrial))
+    return failed(f->error);
   return true;
 }
 
-// Timed runs on buffer set 0 (reset before every launch, its inputs those of `e`, copied there
-// before), then its outputs checked against `e`: the screen and the held-back check. Wrong outputs
-// after a trial that passed (`checked_before`) are timed_run_wrong.
+// Timed runs on buffer set 0 (its inputs those of `e`, copied there before), then its outputs
+// checked against `e`: the held-back check's, after its trial, reset before every launch (wrong
+// outputs then are timed_run_wrong), and the screen's, with the state of every launch kept.
 std::optional<Failure> EvaluationRun::short_timed_run(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
                                                       const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
-                                                      double allowance, const Json& timing, bool checked_before) {
+                                                      double allowance, const Json& timing, ShortRun kind) {
   Json req = s_.request("time", module_, plan, l);
   req["sets"] = Json::array({Json(l.offsets(0))});
-  req["poison"] = Json::array({s_.poison_list(plan, l, 0)});
+  if (kind == ShortRun::StateKept) {
+    req["keep_state"] = true;
+    req["poison"] = Json::array();
+  } else {
+    req["poison"] = Json::array({s_.poison_list(plan, l, 0)});
+  }
   req["timing"] = timing;
   Json answer;
   const int runs = timing.at("warmup").get<int>() + timing.at("max_reps").get<int>();
@@ -563,7 +549,8 @@ std::optional<Failure> EvaluationRun::short_timed_run(const ResolvedPlan& plan, 
   m_.gpu_seconds += t.value("gpu_ms_total", 0.0) * 1e-3;
   if (auto f = expected_kernels(plan, t)) return f;
   auto f = checked(plan, l, 0, e, criteria, wm, "in the timed runs");
-  if (!f || !checked_before || f->status == EvalStatus::InputModified || f->status == EvalStatus::OutOfBounds) return f;
+  if (!f || kind == ShortRun::StateKept || f->status == EvalStatus::InputModified || f->status == EvalStatus::OutOfBounds)
+    return f;
   return Failure{EvalStatus::TimedRunWrong, "right when checked, wrong while timed: " + f->error};
 }
 

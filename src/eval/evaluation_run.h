@@ -37,13 +37,15 @@ class EvaluationRun {
     SpeedOfLight sol;
   };
 
+  enum class ShortRun { AfterTrial, StateKept };  // short_timed_run's two uses
+
   void fail(const Failure& f, int workload = -1);
   bool record_failure(int w, WorkloadMeasurement& wm, const Failure& f);
   std::vector<int> fitness_workloads() const;
   void evaluate();
   bool load_module();
   bool screen(const std::vector<int>& ws);
-  std::optional<Failure> screen_workload(int w, const TimedSetup& su, const Layout& l, WorkloadMeasurement& wm);
+  std::optional<Failure> screen_workload(int w, const TimedSetup& su, WorkloadMeasurement& wm);
   std::optional<Failure> resolve(int w, WorkloadMeasurement& wm, ResolvedPlan& plan);
   std::optional<Failure> set_up_timed(int w, WorkloadMeasurement& wm, TimedSetup& su);
   bool measure_workload(int w, WorkloadMeasurement& wm);
@@ -54,7 +56,7 @@ class EvaluationRun {
                                     const std::vector<Criterion>& criteria, WorkloadMeasurement& wm, double allowance);
   std::optional<Failure> short_timed_run(const ResolvedPlan& plan, const Layout& l, const OracleEntry& e,
                                          const std::vector<Criterion>& criteria, WorkloadMeasurement& wm,
-                                         double allowance, const nlohmann::json& timing, bool checked_before);
+                                         double allowance, const nlohmann::json& timing, ShortRun kind);
   std::optional<Failure> state_probe(const ResolvedPlan& plan, const Layout& l, const WorkloadMeasurement& wm,
                                      double allowance);
   std::optional<Failure> kept_state_gain(const ResolvedPlan& plan, const Layout& l, int reps, double reset_ms,

@@ -301,7 +301,12 @@ Timing time_on_gpu(const std::function<void(CUstream)>& enqueue, CUstream stream
       t.kernels_max = std::max(t.kernels_max, run.count);
       t.copies_max = std::max(t.copies_max, run.copies);
     };
-    for (int i = 0; i < cfg.warmup; ++i) one_run(false);
+    // A kernel of tens of milliseconds is warm after one run; a short one gets all of `warmup`.
+    const auto warming = std::chrono::steady_clock::now();
+    for (int i = 0; i < cfg.warmup; ++i) {
+      one_run(false);
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - warming).count() >= cfg.warmup_seconds) break;
+    }
     auto start = std::chrono::steady_clock::now();
     while (static_cast<int>(t.cupti_ms.size()) < std::max(cfg.max_reps, 1)) {
       one_run(true);

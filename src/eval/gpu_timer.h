@@ -11,7 +11,8 @@
 namespace kevo::eval {
 
 struct TimingConfig {
-  int warmup = 3;
+  int warmup = 3;                    // runs before the timed ones, at most; more than one only while
+  double warmup_seconds = 0.025;     // the warm-ups so far took less than this (Triton's do_bench warms up for 25 ms)
   int min_reps = 10;
   int max_reps = 500;
   double target_half_width = 0.01;  // stop once the median's 95% interval is within ±1% of it

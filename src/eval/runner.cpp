@@ -3,6 +3,8 @@
 // torch.compile figures' reader.
 #include "eval/runner.h"
 
+#include <cmath>
+
 #include <c10/core/DeviceGuard.h>
 #include <nlohmann/json.hpp>
 #include "eval/torch_tensors.h"
@@ -59,6 +61,10 @@ class Runner::Impl {
     std::lock_guard<std::mutex> lock(stats_mu);
     ++evaluations;
     screened += m.status == EvalStatus::Screened;
+    if (m.ok() && m.screen_fitness > 0 && m.fitness > 0) {
+      ++promoted;
+      promoted_log_ratio += std::log(m.fitness / m.screen_fitness);
+    }
     candidate_gpu_seconds += m.gpu_seconds;
     for (const auto& [phase, seconds] : m.phase_seconds) phase_seconds[phase] += seconds;
     return m;
@@ -68,7 +74,8 @@ class Runner::Impl {
   std::vector<std::unique_ptr<Slot>> slots;
   std::unique_ptr<SlotQueue> queue;
   mutable std::mutex stats_mu;
-  int evaluations = 0, screened = 0;
+  int evaluations = 0, screened = 0, promoted = 0;
+  double promoted_log_ratio = 0;
   double wall_seconds = 0, candidate_gpu_seconds = 0;
   std::map<std::string, double> phase_seconds;
 };
@@ -92,6 +99,8 @@ EvalStats Runner::stats() const {
   s.candidate_gpu_seconds = impl_->candidate_gpu_seconds;
   s.phase_seconds = impl_->phase_seconds;
   s.screened = impl_->screened;
+  s.promoted = impl_->promoted;
+  s.promoted_log_ratio = impl_->promoted_log_ratio;
   return s;
 }
 

@@ -24,7 +24,9 @@ struct EvalOptions {
   int held_back = -1;             // kept out of fitness for re-verification; -1: the largest, with a fresh seed
   double reverify_above = 10;     // a speedup over eager above this is re-verified before it counts
   // Timing (candidates and the eager baseline alike).
-  int warmup = 3, min_reps = 10, max_reps = 300;
+  // The timer stops once the median's 95% interval is within target_half_width of it, after
+  // min_reps: with five runs that interval is their range, so five that agree within 2% suffice.
+  int warmup = 3, min_reps = 5, max_reps = 300;
   double max_seconds = 5;         // of repetitions per workload
   double target_half_width = 0.01;
   // Deadlines: a launch may take `slowdown_limit` times the eager time (at least 0.5 s), plus
@@ -55,6 +57,10 @@ struct EvalStats {
   std::vector<long> jobs;            // per GPU: jobs it took (the running one included)
   std::map<std::string, double> phase_seconds;  // the evaluations' wall time by phase, summed
   int screened = 0;                  // evaluations screened out (not verified fully)
+  // Of the screened candidates verified fully and ok: how many, and the sum of log(full fitness /
+  // the screen's estimate), which says how far the screen's short timing is from the protocol's.
+  int promoted = 0;
+  double promoted_log_ratio = 0;
 };
 
 class Runner {

@@ -66,6 +66,11 @@ struct Timed {
   ~Timed() { into += std::chrono::duration<double>(Clock::now() - from).count(); }
 };
 
+// Whether the loop proposes generation g+1 while generation g is measured (from the state after
+// g-1): always, but in a campaign that screens after generation 0, whose archive gives generation
+// 1 its bars (an empty archive gives none).
+bool overlaps(const CampaignConfig& c, int g) { return !(c.screen && g == 0); }
+
 }  // namespace
 
 struct Campaign::Impl {
@@ -217,13 +222,17 @@ struct Campaign::Impl {
 
   // After a generation is measured: notify, update, and commit it (or, re-deriving it, restore the
   // policies to what the file holds after it).
+  // `then`, where given, runs between the update and the commit (it proposes the next generation
+  // where that waits for this one: the state committed after a generation is always the one the
+  // generation after it was proposed from, as a resume expects).
   void finish(Batch& b, const std::vector<store::MeasurementRecord>& results,
-              const std::function<void(const Progress&)>& report) {
+              const std::function<void(const Progress&)>& report, const std::function<void()>& then = {}) {
     {
       Timed notifying{times.notify_update};
       update(b.generation, notify_results(s, b, results));
     }
     for (Run& run : s.runs) forget_outcomes(run);
+    if (then) then();
     const bool replaying = from_file(b);
     double committing = 0;
     if (replaying) {
@@ -298,6 +307,9 @@ struct Campaign::Impl {
   // evaluator still holds is not waited for here. Generation g+1 is still proposed before g is
   // committed, as the resume states expect.
   // True when the campaign ran to its end, false when it stopped.
+  //
+  // A campaign that screens proposes generation 1 once generation 0 is measured and notified
+  // (overlaps()), before it is committed.
   bool loop(const std::function<void(const Progress&)>& report) {
     if (!s.config.llm.between_generations.empty()) return serial_loop(report);
     try {
@@ -305,11 +317,20 @@ struct Campaign::Impl {
       if (!cur.empty() && stop_requested()) return false;
       submit(cur);
       while (!cur.empty()) {
-        Batch next = generate(cur.generation + 1);
-        if (!stop_requested()) submit(next);
+        const bool overlap = overlaps(s.config, cur.generation);
+        Batch next;
+        if (overlap) {
+          next = generate(cur.generation + 1);
+          if (!stop_requested()) submit(next);
+        }
         std::optional<std::vector<store::MeasurementRecord>> results = collect(cur, report);
         if (!results) return false;
-        finish(cur, *results, report);
+        if (overlap) {
+          finish(cur, *results, report);
+        } else {
+          finish(cur, *results, report, [&] { next = generate(cur.generation + 1); });
+          if (!stop_requested()) submit(next);
+        }
         if (!next.empty() && stop_requested()) return false;
         cur = std::move(next);
       }

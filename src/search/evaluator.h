@@ -41,6 +41,9 @@ struct EngineFigures {
   double compile_seconds = 0;        // NVRTC's time for the compiled ones, summed over the workers
   double prepare_seconds = 0;        // the pipeline's thread: parsing, cache look-ups, compiles waited for
   std::map<std::string, double> phase_seconds;  // the GPU evaluations' wall time by phase (eval/phase_clock.h)
+  int64_t screened = 0;              // screened out
+  int64_t promoted = 0;              // screened, then verified fully and ok
+  double promoted_log_ratio = 0;     // Σ log(full fitness / the screen's estimate) over those
 };
 
 class VariantEvaluator {

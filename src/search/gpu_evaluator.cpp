@@ -69,6 +69,9 @@ class GpuEvaluator : public VariantEvaluator, private MeasuringBackend {
     f.busy_seconds = s.busy_seconds;
     f.jobs = s.jobs;
     f.phase_seconds = s.phase_seconds;
+    f.screened = s.screened;
+    f.promoted = s.promoted;
+    f.promoted_log_ratio = s.promoted_log_ratio;
     return f;
   }
 

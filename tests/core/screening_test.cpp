@@ -1,6 +1,6 @@
 // The screening rule a campaign relies on: a candidate is verified fully where its short timing,
 // given a margin that grows with the timing's spread, could reach what its island's archive admits
-// (its cell's elite, or a share of the island's best for a cell still empty); never where it cannot.
+// (its cell's elite, or the island's best for a cell still empty); never where it cannot.
 #include <gtest/gtest.h>
 
 #include "core/screening.h"
@@ -16,10 +16,10 @@ AdmissionBar bar_with(double island_best, std::vector<double> band_elite) {
   return bar;
 }
 
-TEST(Screening, TheBarIsTheCellsEliteOrAShareOfTheIslandsBestForAnEmptyCell) {
+TEST(Screening, TheBarIsTheCellsEliteOrTheIslandsBestForAnEmptyCell) {
   const AdmissionBar bar = bar_with(4.0, {2.0, 0, 3.0, 1.0});
   EXPECT_DOUBLE_EQ(bar.admit(0.10), 2.0);  // band 0
-  EXPECT_DOUBLE_EQ(bar.admit(0.30), kScreenNewCellShare * 4.0);  // band 1 has no elite
+  EXPECT_DOUBLE_EQ(bar.admit(0.30), 4.0);  // band 1 has no elite
   EXPECT_DOUBLE_EQ(bar.admit(0.50), 3.0);  // band 2: the band's lower edge belongs to it
   EXPECT_DOUBLE_EQ(bar.admit(1.00), 1.0);  // full occupancy is the last band
   EXPECT_DOUBLE_EQ(bar.admit(-0.2), 2.0);

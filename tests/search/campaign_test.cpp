@@ -366,6 +366,15 @@ TEST(Campaign, OnlyCandidatesThatCouldEnterTheArchiveAreVerifiedFully) {
   }
   EXPECT_GT(screened, 20) << "the rule screened nothing out: the test shows nothing";
   EXPECT_GT(verified_against_a_bar, 5);
+  // Generation 1 is proposed once generation 0 is measured, so it has bars; generation 0 has none.
+  std::map<int64_t, int32_t> generation_of;
+  for (const auto& v : k.variants) generation_of[v.id] = v.generation;
+  int barred_in_1 = 0;
+  for (const EvalRequest& r : ev.requests) {
+    if (generation_of.at(r.variant) == 0) EXPECT_EQ(r.bar.island_best, 0);
+    barred_in_1 += generation_of.at(r.variant) == 1 && r.bar.island_best > 0;
+  }
+  EXPECT_GT(barred_in_1, 0) << "generation 1 was proposed from an empty archive";
   std::set<int64_t> screened_ids;
   for (const auto& [variant, st] : status)
     if (st == "screened") screened_ids.insert(variant);
@@ -398,7 +407,7 @@ TEST(Campaign, AScreenedCampaignResumedAfterACrashFinishesAsTheUninterruptedOne)
   const Fingerprint expected = fingerprint(expected_file);
   std::map<int64_t, std::string> expected_status;
   for (const auto& m : expected_file.measurements) expected_status[m.variant] = m.status;
-  for (int crash_at : {2, 4}) {
+  for (int crash_at : {1, 2, 4}) {
     SCOPED_TRACE("crash after " + std::to_string(crash_at) + " batches");
     const std::string path = temp_path("screened_crash.h5");
     testing::SyntheticEvaluator crashing;
