@@ -342,8 +342,10 @@ int input_error(const std::string& cmd, const std::exception& e) {
 }
 
 // Runs a campaign with its progress lines (the last one in `last`); a stop signal commits what was
-// measured and ends the process (exit_stopped). Non-zero: the campaign's input error, reported.
-int run_campaign(const std::string& cmd, search::Campaign& campaign, const std::string& path, search::Progress& last) {
+// measured, prints the engine summary of what ran and ends the process (exit_stopped). Non-zero:
+// the campaign's input error, reported.
+int run_campaign(const std::string& cmd, search::Campaign& campaign, const std::string& path,
+                 const search::VariantEvaluator& ev, search::Progress& last) {
   bool reported = false;
   try {
     if (!campaign.run(
@@ -352,8 +354,10 @@ int run_campaign(const std::string& cmd, search::Campaign& campaign, const std::
               reported = true;
               show(p);
             },
-            stop_signalled))
+            stop_signalled)) {
+      if (reported) engine_summary(ev, last);
       exit_stopped(cmd, path, last, reported);
+    }
   } catch (const std::runtime_error& e) {  // InputError is one
     return input_error(cmd, e);
   }
@@ -426,7 +430,7 @@ int cmd_run(const std::vector<std::string>& args) {
             << (tasks.size() == 1 ? "" : "s") << ", policy " << c.arm << ", " << c.islands << " islands x "
             << c.population << ", " << c.budget_evals << " evaluations per task, on " << evaluator->describe() << "\n";
   search::Progress last;
-  if (int rc = run_campaign("run", *campaign, out, last); rc != 0) return rc;
+  if (int rc = run_campaign("run", *campaign, out, *evaluator, last); rc != 0) return rc;
   if (int rc = summarize("run", out, *evaluator); rc != 0) return rc;
   engine_summary(*evaluator, last);
   if (!note.empty()) std::cout << "(replayed, not measured: " << note << ")\n";
@@ -565,7 +569,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   if (!note.empty()) std::cout << "kevo resume: " << note << "\n";
   std::cout << "resuming " << path << " on " << evaluator->describe() << "\n";
   search::Progress last;
-  if (int rc = run_campaign("resume", *campaign, path, last); rc != 0) return rc;
+  if (int rc = run_campaign("resume", *campaign, path, *evaluator, last); rc != 0) return rc;
   if (int rc = summarize("resume", path, *evaluator); rc != 0) return rc;
   engine_summary(*evaluator, last);
   return 0;
