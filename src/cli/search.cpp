@@ -21,7 +21,7 @@
 #include "eval/cuda_driver.h"
 #include "search/ablation.h"
 #include "search/campaign.h"
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 #include "search/results.h"
 #include "search/sweep.h"
 #include "search/train.h"
@@ -99,13 +99,13 @@ struct EvaluatorFlags {
   }
 
   // The evaluator these flags ask for; `note` says plainly when the fallback replay was taken.
-  std::unique_ptr<search::VariantEvaluator> make(std::vector<std::string>& replay_used, std::string& note) {
+  std::unique_ptr<evaluators::VariantEvaluator> make(std::vector<std::string>& replay_used, std::string& note) {
     if (trials < 1 || trials > 1000 || !(max_seconds > 0))
       throw InputError(Location{}, "--trials", "--trials and --max-seconds need sane positive values");
     if (compile_workers < 0 || compile_workers > 1024)
       throw InputError(Location{}, "--compile-workers", "give 0 (one per core) to 1024");
     if (simulate_gpus != 0) {
-      search::SimulationConfig sc;
+      evaluators::SimulationConfig sc;
       sc.gpus = simulate_gpus;
       replay_used = replay.empty() ? replay : expand_replay(replay);
       sc.replay = replay_used;
@@ -113,7 +113,7 @@ struct EvaluatorFlags {
       sc.trials = trials;
       sc.compile_workers = compile_workers;
       sc.cache_dir = cache_dir;
-      return search::make_simulated_evaluator(sc);
+      return evaluators::make_simulated_evaluator(sc);
     }
     if (sim_eval_seconds != 0)
       throw InputError(Location{}, "--sim-eval-seconds", "only with --simulate-gpus");
@@ -130,9 +130,9 @@ struct EvaluatorFlags {
     }
     if (!replay.empty()) {
       replay_used = expand_replay(replay);
-      return search::make_replay_evaluator(replay_used);
+      return evaluators::make_replay_evaluator(replay_used);
     }
-    search::GpuEvaluatorConfig g;
+    evaluators::GpuEvaluatorConfig g;
     g.trials = trials;
     g.seed = seed;
     g.max_seconds = max_seconds;
@@ -140,7 +140,7 @@ struct EvaluatorFlags {
     g.torch_baseline = torch_baseline;
     g.cache_dir = cache_dir;
     g.compile_workers = compile_workers;
-    return search::make_gpu_evaluator(g);
+    return evaluators::make_gpu_evaluator(g);
   }
 };
 
@@ -170,7 +170,7 @@ store::CampaignContents read_for_summary(const std::string& path) {
   return c;
 }
 
-void summary(const store::CampaignContents& c, const search::VariantEvaluator& ev) {
+void summary(const store::CampaignContents& c, const evaluators::VariantEvaluator& ev) {
   if (::isatty(STDERR_FILENO)) std::cerr << "\n";
   for (const auto& run : c.runs) {
     const store::GenerationRecord* last = search::last_generation(c, run.id);
@@ -224,8 +224,8 @@ void summary(const store::CampaignContents& c, const search::VariantEvaluator& e
 
 // Where the engine's time went (GPU and simulated evaluators): evaluations per minute, each GPU's
 // busy share, this process's CPU time per evaluation, the loop's thread and the build pipeline.
-void engine_summary(const search::VariantEvaluator& ev, const search::Progress& last) {
-  const search::EngineFigures f = ev.figures();
+void engine_summary(const evaluators::VariantEvaluator& ev, const search::Progress& last) {
+  const evaluators::EngineFigures f = ev.figures();
   if (f.busy_seconds.empty() || !(last.elapsed_seconds > 0)) return;
   long jobs = 0;
   double busy = 0;
@@ -286,7 +286,7 @@ double parse_weight(const std::string& w) {
 }
 
 // --screen: on, off, or auto (on where candidates are measured on GPUs, off where recordings answer).
-bool screen_setting(const std::string& flag, const search::VariantEvaluator& evaluator) {
+bool screen_setting(const std::string& flag, const evaluators::VariantEvaluator& evaluator) {
   if (flag == "on") return true;
   if (flag == "off") return false;
   if (flag == "auto") return !evaluator.target_arch().empty();
@@ -345,7 +345,7 @@ int input_error(const std::string& cmd, const std::exception& e) {
 // measured, prints the engine summary of what ran and ends the process (exit_stopped). Non-zero:
 // the campaign's input error, reported.
 int run_campaign(const std::string& cmd, search::Campaign& campaign, const std::string& path,
-                 const search::VariantEvaluator& ev, search::Progress& last) {
+                 const evaluators::VariantEvaluator& ev, search::Progress& last) {
   bool reported = false;
   try {
     if (!campaign.run(
@@ -365,7 +365,7 @@ int run_campaign(const std::string& cmd, search::Campaign& campaign, const std::
 }
 
 // The summary of the campaign file at `path` once its campaign has run.
-int summarize(const std::string& cmd, const std::string& path, const search::VariantEvaluator& ev) {
+int summarize(const std::string& cmd, const std::string& path, const evaluators::VariantEvaluator& ev) {
   try {
     summary(read_for_summary(path), ev);
   } catch (const InputError& e) {
@@ -411,7 +411,7 @@ int cmd_run(const std::vector<std::string>& args) {
   ev.store(c);
   line_buffered_stdout();
   catch_stop_signals();
-  std::unique_ptr<search::VariantEvaluator> evaluator;
+  std::unique_ptr<evaluators::VariantEvaluator> evaluator;
   std::unique_ptr<search::Campaign> campaign;
   std::string note;
   try {
@@ -479,7 +479,7 @@ int cmd_ablate(const std::vector<std::string>& args) {
   ev.store(c);
   line_buffered_stdout();
   catch_stop_signals();
-  std::unique_ptr<search::VariantEvaluator> evaluator;
+  std::unique_ptr<evaluators::VariantEvaluator> evaluator;
   std::unique_ptr<search::Campaign> campaign;
   std::string note;
   try {
@@ -552,7 +552,7 @@ int cmd_resume(const std::vector<std::string>& args) {
   if (int rc = parse_options("resume", "campaign.h5", args, opts, pos, vm); rc >= 0) return rc;
   line_buffered_stdout();
   catch_stop_signals();
-  std::unique_ptr<search::VariantEvaluator> evaluator;
+  std::unique_ptr<evaluators::VariantEvaluator> evaluator;
   std::unique_ptr<search::Campaign> campaign;
   std::string note;
   try {
@@ -602,7 +602,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
   }
   sc.seed = static_cast<uint64_t>(seed);
   line_buffered_stdout();
-  std::unique_ptr<search::VariantEvaluator> evaluator;
+  std::unique_ptr<evaluators::VariantEvaluator> evaluator;
   std::string note;
   try {
     for (const std::string& f : fixes) {
@@ -671,7 +671,7 @@ int cmd_train_policy(const std::vector<std::string>& args) {
   std::string note;
   try {
     search::validate(c);
-    std::unique_ptr<search::VariantEvaluator> evaluator = ev.make(c.replay, note);
+    std::unique_ptr<evaluators::VariantEvaluator> evaluator = ev.make(c.replay, note);
     c.screen = screen_setting(screen, *evaluator);
     if (!note.empty()) std::cout << "kevo train-policy: " << note << "\n";
     std::cout << "training a learned policy over " << tasks.size() << " task" << (tasks.size() == 1 ? "" : "s") << " x "

@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "core/error.h"
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 #include "serve/evaluate_service.h"
 #include "serve/http_server.h"
 
@@ -96,16 +96,16 @@ int cmd_serve(const std::vector<std::string>& args) {
   std::unique_ptr<serve::HttpServer> server;
   try {
     sc.task_files = expand_tasks(tasks);
-    std::unique_ptr<search::VariantEvaluator> evaluator;
+    std::unique_ptr<evaluators::VariantEvaluator> evaluator;
     if (!replay.empty()) {
-      evaluator = search::make_replay_evaluator(replay);
+      evaluator = evaluators::make_replay_evaluator(replay);
     } else {
-      search::GpuEvaluatorConfig g;
+      evaluators::GpuEvaluatorConfig g;
       g.trials = trials;
       g.max_seconds = max_seconds;
       g.gpus = parse_gpus(gpus);
       g.cache_dir = cache_dir;
-      evaluator = search::make_gpu_evaluator(g);
+      evaluator = evaluators::make_gpu_evaluator(g);
     }
     service = std::make_unique<serve::EvaluateService>(std::move(evaluator), sc);
     serve::HttpLimits limits;

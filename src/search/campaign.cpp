@@ -75,7 +75,7 @@ bool overlaps(const CampaignConfig& c, int g) { return !(c.screen && g == 0); }
 
 struct Campaign::Impl {
   SearchState s;
-  VariantEvaluator* evaluator = nullptr;
+  evaluators::VariantEvaluator* evaluator = nullptr;
   std::shared_ptr<policy::LlmClient> llm_client;  // one for every llm run: one concurrency limit, one budget
   Recording recording;                            // resume: the generations the file holds
   std::optional<Batch> in_flight;                 // resume: the generation after them, proposed again
@@ -134,7 +134,7 @@ struct Campaign::Impl {
   void submit(Batch& b) {
     if (b.empty() || from_file(b)) return;
     adopt_partial(recording, b, s.path);
-    std::vector<EvalRequest> live;
+    std::vector<evaluators::EvalRequest> live;
     for (size_t i = 0; i < b.requests.size(); ++i)
       if (!b.premade[i]) live.push_back(b.requests[i]);
     if (live.empty()) return;
@@ -408,7 +408,7 @@ const std::string& Campaign::path() const { return impl_->s.path; }
 const std::string& Campaign::campaign_id() const { return impl_->campaign_id; }
 
 std::unique_ptr<Campaign> Campaign::create(const std::string& path, const CampaignConfig& config,
-                                           const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
+                                           const std::vector<std::string>& task_files, evaluators::VariantEvaluator& evaluator,
                                            const std::string& command) {
   return create_ablation(path, config, task_files, {config.arm}, {config.seed}, evaluator, command);
 }
@@ -416,7 +416,7 @@ std::unique_ptr<Campaign> Campaign::create(const std::string& path, const Campai
 std::unique_ptr<Campaign> Campaign::create_ablation(const std::string& path, const CampaignConfig& config,
                                                     const std::vector<std::string>& task_files,
                                                     const std::vector<std::string>& arms,
-                                                    const std::vector<uint64_t>& seeds, VariantEvaluator& evaluator,
+                                                    const std::vector<uint64_t>& seeds, evaluators::VariantEvaluator& evaluator,
                                                     const std::string& command) {
   if (arms.empty()) throw InputError(Location{}, "--arms", "give at least one arm");
   if (seeds.empty()) throw InputError(Location{}, "--seeds", "give at least one seed");
@@ -540,7 +540,7 @@ bool Campaign::Impl::resume_from_states(int last) {
   return true;
 }
 
-std::unique_ptr<Campaign> Campaign::resume(const std::string& path, VariantEvaluator& evaluator) {
+std::unique_ptr<Campaign> Campaign::resume(const std::string& path, evaluators::VariantEvaluator& evaluator) {
   std::unique_ptr<Campaign> c(new Campaign());
   Impl& impl = *c->impl_;
   impl.evaluator = &evaluator;

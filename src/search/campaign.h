@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "search/config.h"
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 #include "store/records.h"
 
 namespace kevo::search {
@@ -54,7 +54,7 @@ class Campaign {
   // A new campaign over these task contracts, written to `path` (which must not exist yet).
   // Throws InputError for a bad task file or configuration.
   static std::unique_ptr<Campaign> create(const std::string& path, const CampaignConfig& config,
-                                          const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
+                                          const std::vector<std::string>& task_files, evaluators::VariantEvaluator& evaluator,
                                           const std::string& command);
   // An ablation: one run per (task, arm, seed), in that order (task-major), each run with its own
   // arm and seed (config.arm and config.seed are ignored). A run's random streams and initial policy
@@ -63,12 +63,12 @@ class Campaign {
   static std::unique_ptr<Campaign> create_ablation(const std::string& path, const CampaignConfig& config,
                                                    const std::vector<std::string>& task_files,
                                                    const std::vector<std::string>& arms,
-                                                   const std::vector<uint64_t>& seeds, VariantEvaluator& evaluator,
+                                                   const std::vector<uint64_t>& seeds, evaluators::VariantEvaluator& evaluator,
                                                    const std::string& command);
   // Re-opens a campaign file: the configuration, tasks and runs (arm, seed) are the file's; the search continues
   // after the generations it holds, as if it had never stopped: from the state it kept after its last two, or
   // (files without them) by re-deriving every generation from its recordings (no evaluation).
-  static std::unique_ptr<Campaign> resume(const std::string& path, VariantEvaluator& evaluator);
+  static std::unique_ptr<Campaign> resume(const std::string& path, evaluators::VariantEvaluator& evaluator);
   // The configuration stored in a campaign file (to build the matching evaluator before resume()).
   static CampaignConfig stored_config(const std::string& path);
 

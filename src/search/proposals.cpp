@@ -248,7 +248,7 @@ class Proposer {
     if (v.duplicate_of != -1) return 0;
     run.by_hash.set(r.hash, v.id);
     run.proposed++;
-    EvalRequest req;
+    evaluators::EvalRequest req;
     req.task = run.task.get();
     req.variant = v.id;
     req.space = v.space;

@@ -10,7 +10,7 @@
 
 #include "policy/policy.h"
 #include "policy/source_editor.h"
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 #include "search/state.h"
 #include "store/records.h"
 
@@ -32,7 +32,7 @@ struct Batch {
   std::vector<std::string> sources;                      // per variant (empty for duplicates)
   std::vector<policy::Proposal> proposals;               // per variant
   std::vector<std::optional<policy::Parent>> parents;    // per variant: the first parent's stats
-  std::vector<EvalRequest> requests;                     // the new ones, in variant order
+  std::vector<evaluators::EvalRequest> requests;                     // the new ones, in variant order
   std::vector<size_t> variant_of_request;
   std::vector<std::optional<store::MeasurementRecord>> premade;  // per request: a render failure
   std::vector<BatchSample> samples;                      // completions, in the order the editors made them

@@ -116,7 +116,7 @@ std::vector<mutate::Genome> sweep_genomes(const std::vector<std::unique_ptr<muta
 }
 
 void run_sweep(const std::string& path, const std::vector<std::string>& task_files, const SweepConfig& config,
-               VariantEvaluator& evaluator, const std::string& command,
+               evaluators::VariantEvaluator& evaluator, const std::string& command,
                const std::function<void(const SweepProgress&)>& progress) {
   if (config.limit < 1 || config.batch < 1) throw InputError(Location{}, "--limit", "must be at least 1");
   store::CampaignContents k;
@@ -233,7 +233,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
   // Batches: the task's genomes in order, `batch` at a time, task after task.
   struct Batch {
     size_t job = 0, at = 0, count = 0;  // the job's genomes [at, at + count)
-    std::vector<EvalRequest> requests;
+    std::vector<evaluators::EvalRequest> requests;
     std::vector<store::VariantRecord> variants;
   };
   std::vector<Batch> batches;
@@ -247,7 +247,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
       store::VariantRecord& v = b.variants[i];
       const mutate::Genome& g = j.todo[b.at + i];
       const mutate::DesignSpace* space = mutate::find_space(j.spaces, g.space);
-      EvalRequest r;
+      evaluators::EvalRequest r;
       r.task = j.task.get();
       r.variant = next_id++;
       r.space = g.space;
@@ -268,7 +268,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
   // Batch bi+1 is handed over before batch bi is collected: its compiles and GPU jobs follow bi's.
   // A sweep that stops early collects (and drops) what it handed over: those requests point at its tasks.
   struct Handed {
-    VariantEvaluator& evaluator;
+    evaluators::VariantEvaluator& evaluator;
     size_t submitted = 0, collected = 0;
     ~Handed() {
       for (; collected < submitted; ++collected) try {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "mutate/space.h"
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 
 namespace kevo::search {
 
@@ -39,7 +39,7 @@ struct SweepProgress {
 // Measures the tasks' sweeps into `path` (a campaign file whose runs have arm "sweep"), committing
 // every batch atomically. An existing file is continued: genomes it holds are not measured again.
 void run_sweep(const std::string& path, const std::vector<std::string>& task_files, const SweepConfig& config,
-               VariantEvaluator& evaluator, const std::string& command,
+               evaluators::VariantEvaluator& evaluator, const std::string& command,
                const std::function<void(const SweepProgress&)>& progress = {});
 
 }  // namespace kevo::search

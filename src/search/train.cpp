@@ -80,7 +80,7 @@ struct Landscape {
 }  // namespace
 
 std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig& config, int rounds,
-                                    const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
+                                    const std::vector<std::string>& task_files, evaluators::VariantEvaluator& evaluator,
                                     const std::function<void(const TrainStep&)>& progress) {
   if (rounds < 1) throw InputError(Location{}, "--rounds", "must be at least 1");
   if (task_files.empty()) throw InputError(Location{}, "", "give at least one task contract");

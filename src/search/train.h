@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "search/campaign.h"
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 
 namespace kevo::search {
 
@@ -28,7 +28,7 @@ struct TrainStep {
 // landscape model is fitted to the tasks' recordings in the replay files before the first campaign
 // and to those and every campaign's measurements after the last.
 std::vector<TrainStep> train_policy(const std::string& out, const CampaignConfig& config, int rounds,
-                                    const std::vector<std::string>& task_files, VariantEvaluator& evaluator,
+                                    const std::vector<std::string>& task_files, evaluators::VariantEvaluator& evaluator,
                                     const std::function<void(const TrainStep&)>& progress = {});
 
 }  // namespace kevo::search

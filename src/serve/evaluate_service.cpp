@@ -57,7 +57,7 @@ double number_field(const json& j, const char* name, double fallback) {
 
 }  // namespace
 
-EvaluateService::EvaluateService(std::unique_ptr<search::VariantEvaluator> evaluator, ServiceConfig config)
+EvaluateService::EvaluateService(std::unique_ptr<evaluators::VariantEvaluator> evaluator, ServiceConfig config)
     : evaluator_(std::move(evaluator)), config_(std::move(config)), reward_(search::make_reward(config_.reward)) {
   if (!reward_) throw std::runtime_error("--reward: must be bucketed or log_speedup");
   if (config_.max_queue < 1 || config_.max_batch < 1) throw std::runtime_error("--max-queue and --max-batch: must be at least 1");
@@ -221,7 +221,7 @@ std::future<store::MeasurementRecord> EvaluateService::enqueue(std::shared_ptr<c
 void EvaluateService::measure_loop() {
   for (;;) {
     std::vector<std::unique_ptr<Job>> jobs;
-    std::vector<search::EvalRequest> batch;
+    std::vector<evaluators::EvalRequest> batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -231,7 +231,7 @@ void EvaluateService::measure_loop() {
         queue_.pop_front();
       }
       for (const auto& j : jobs) {
-        search::EvalRequest r;
+        evaluators::EvalRequest r;
         r.task = j->task.get();
         r.variant = next_variant_++;
         r.source = j->source;
@@ -243,7 +243,7 @@ void EvaluateService::measure_loop() {
     try {
       records = evaluator_->measure(batch);
     } catch (const std::exception& e) {
-      for (const search::EvalRequest& r : batch) {
+      for (const evaluators::EvalRequest& r : batch) {
         store::MeasurementRecord m;
         m.variant = r.variant;
         m.status = "internal_error";

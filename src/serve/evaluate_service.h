@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/task.h"
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 #include "search/reward.h"
 #include "serve/http_server.h"
 
@@ -34,7 +34,7 @@ struct ServiceConfig {
 class EvaluateService {
  public:
   // Throws InputError for a task file that does not load, std::runtime_error for a bad setting.
-  EvaluateService(std::unique_ptr<search::VariantEvaluator> evaluator, ServiceConfig config);
+  EvaluateService(std::unique_ptr<evaluators::VariantEvaluator> evaluator, ServiceConfig config);
   ~EvaluateService();  // measures what is queued, then stops
   EvaluateService(const EvaluateService&) = delete;
   EvaluateService& operator=(const EvaluateService&) = delete;
@@ -56,7 +56,7 @@ class EvaluateService {
   std::future<store::MeasurementRecord> enqueue(std::shared_ptr<const Task> task, std::string source);  // null-state future: full
   void measure_loop();
 
-  std::unique_ptr<search::VariantEvaluator> evaluator_;
+  std::unique_ptr<evaluators::VariantEvaluator> evaluator_;
   ServiceConfig config_;
   std::unique_ptr<search::RewardFunction> reward_;
   std::map<std::string, std::shared_ptr<const Task>> bundled_;  // by name and by file stem

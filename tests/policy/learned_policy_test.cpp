@@ -118,9 +118,9 @@ struct Landscape {
   }
 };
 
-class LandscapeEvaluator : public search::VariantEvaluator {
+class LandscapeEvaluator : public evaluators::VariantEvaluator {
  public:
-  std::vector<store::MeasurementRecord> measure(const std::vector<search::EvalRequest>& batch) override {
+  std::vector<store::MeasurementRecord> measure(const std::vector<evaluators::EvalRequest>& batch) override {
     std::vector<store::MeasurementRecord> out;
     for (const auto& r : batch) {
       auto& spaces = spaces_[r.task];

@@ -91,7 +91,7 @@ TEST(Campaign, SameSeedAndSameEvaluatorGiveTheSameCampaign) {
 // held from submit() until collected (a part at a time), and the most ever held at once is counted.
 class PipelinedEvaluator : public testing::SyntheticEvaluator {
  public:
-  void submit(std::vector<EvalRequest> batch) override {
+  void submit(std::vector<evaluators::EvalRequest> batch) override {
     held.push_back(batch.size());
     most_held = std::max(most_held, held.size());
     SyntheticEvaluator::submit(std::move(batch));
@@ -354,7 +354,7 @@ TEST(Campaign, OnlyCandidatesThatCouldEnterTheArchiveAreVerifiedFully) {
   std::map<int64_t, std::string> status;
   for (const auto& m : k.measurements) status[m.variant] = m.status;
   int screened = 0, verified_against_a_bar = 0;
-  for (const EvalRequest& r : ev.requests) {
+  for (const evaluators::EvalRequest& r : ev.requests) {
     ASSERT_TRUE(r.bar.screen);
     const store::MeasurementRecord full = testing::SyntheticEvaluator::score(r);
     if (full.status != "ok") continue;
@@ -370,7 +370,7 @@ TEST(Campaign, OnlyCandidatesThatCouldEnterTheArchiveAreVerifiedFully) {
   std::map<int64_t, int32_t> generation_of;
   for (const auto& v : k.variants) generation_of[v.id] = v.generation;
   int barred_in_1 = 0;
-  for (const EvalRequest& r : ev.requests) {
+  for (const evaluators::EvalRequest& r : ev.requests) {
     if (generation_of.at(r.variant) == 0) EXPECT_EQ(r.bar.island_best, 0);
     barred_in_1 += generation_of.at(r.variant) == 1 && r.bar.island_best > 0;
   }
@@ -394,7 +394,7 @@ TEST(Campaign, OnlyCandidatesThatCouldEnterTheArchiveAreVerifiedFully) {
   testing::SyntheticEvaluator unscreened;
   const store::CampaignContents plain = run_campaign(small_config(), unscreened);
   for (const auto& m : plain.measurements) EXPECT_NE(m.status, "screened");
-  for (const EvalRequest& r : unscreened.requests) EXPECT_FALSE(r.bar.screen);
+  for (const evaluators::EvalRequest& r : unscreened.requests) EXPECT_FALSE(r.bar.screen);
 }
 
 // A screened campaign that crashes mid-generation resumes to the campaign that never stopped: the
@@ -423,7 +423,7 @@ TEST(Campaign, AScreenedCampaignResumedAfterACrashFinishesAsTheUninterruptedOne)
     for (const auto& m : k.measurements) EXPECT_EQ(m.status, expected_status.at(m.variant)) << "variant " << m.variant;
     EXPECT_EQ(kept + rest.requests.size(), expected_file.measurements.size());
     int screened_again = 0;
-    for (const EvalRequest& r : rest.requests) {
+    for (const evaluators::EvalRequest& r : rest.requests) {
       EXPECT_TRUE(r.bar.screen);
       screened_again += expected_status.at(r.variant) == "screened";
     }
@@ -564,18 +564,18 @@ TEST(Sweep, RecordsWhatReplayThenAnswersAndContinuesAnInterruptedSweep) {
   EXPECT_EQ(k.measurements.size(), 40u);
   EXPECT_TRUE(k.sources.empty()) << "sweeps are compact by default";
 
-  auto replay = make_replay_evaluator({path});
+  auto replay = evaluators::make_replay_evaluator({path});
   Task task = load_task(kTasks[0]);
-  std::vector<EvalRequest> asks;
+  std::vector<evaluators::EvalRequest> asks;
   for (const auto& v : k.variants) {
-    EvalRequest r;
+    evaluators::EvalRequest r;
     r.task = &task;
     r.variant = 1000 + v.id;
     r.space = v.space;
     r.genome = v.genome;
     asks.push_back(r);
   }
-  EvalRequest unknown = asks.front();
+  evaluators::EvalRequest unknown = asks.front();
   unknown.genome.back() = -12345;
   asks.push_back(unknown);
   auto got = replay->measure(asks);

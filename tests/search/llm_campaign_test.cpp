@@ -33,13 +33,13 @@ std::string temp_path(const std::string& name) { return kevo::testing::fresh_tem
 
 // Template variants score as the synthetic landscape does (about 2x at best); a free-form variant
 // scores 1 + 0.6 per marker line its source carries, so edits that add markers win.
-class MarkerEvaluator : public search::VariantEvaluator {
+class MarkerEvaluator : public evaluators::VariantEvaluator {
  public:
-  std::vector<store::MeasurementRecord> measure(const std::vector<EvalRequest>& batch) override {
+  std::vector<store::MeasurementRecord> measure(const std::vector<evaluators::EvalRequest>& batch) override {
     if (fail_after >= 0 && calls >= fail_after) throw std::runtime_error("evaluator crash");
     ++calls;
     std::vector<store::MeasurementRecord> out;
-    for (const EvalRequest& r : batch) {
+    for (const evaluators::EvalRequest& r : batch) {
       if (!r.space.empty()) {
         out.push_back(testing::SyntheticEvaluator::score(r));
         continue;

@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/fitness.h"
 #include "search/campaign.h"
-#include "search/recorded_measurements.h"
+#include "evaluators/recorded_measurements.h"
 #include "search/results.h"
 #include "store/campaign_file.h"
 #include "tests/search/synthetic_evaluator.h"
@@ -108,8 +108,8 @@ TEST(Results, ReplayRederivesTheFitnessUnderTodaysContract) {
   const Task today = load_task(kRoot + "tasks/01_relu.json");
   ASSERT_FALSE(today.workloads[1].timed);  // the development task's small workload is checked only
 
-  RecordedMeasurements recorded({kOldFile});
-  EvalRequest r;
+  evaluators::RecordedMeasurements recorded({kOldFile});
+  evaluators::EvalRequest r;
   r.space = v->space;
   r.genome = v->genome;
   r.source_hash = v->source_hash;
@@ -128,7 +128,7 @@ TEST(Results, NewCampaignsRecordTheWeightedFitnessAndALaunchAwareFloor) {
   config.population = 4;
   config.islands = 1;
   config.budget_evals = 8;
-  auto ev = make_replay_evaluator({kRoot + "results/spaces/relu.h5"});
+  auto ev = evaluators::make_replay_evaluator({kRoot + "results/spaces/relu.h5"});
   Campaign::create(path, config, {kRoot + "tasks/01_relu.json"}, *ev, "test")->run();
   const store::CampaignContents c = store::read_campaign(path);
   EXPECT_EQ(c.fitness, kFitnessWeightedTime);

@@ -1,6 +1,6 @@
 // A deterministic stand-in for the GPU: fitness is a fixed function of (task, space, genome) with a
 // known optimum per space, and about one variant in eight fails; it records what it was asked. A
-// campaign that screens gets the replayed screening's answers (search/recorded_measurements.h).
+// campaign that screens gets the replayed screening's answers (evaluators/recorded_measurements.h).
 #pragma once
 
 #include <cmath>
@@ -10,28 +10,28 @@
 #include <vector>
 
 #include "mutate/space.h"
-#include "search/evaluator.h"
-#include "search/recorded_measurements.h"
+#include "evaluators/evaluator.h"
+#include "evaluators/recorded_measurements.h"
 
 namespace kevo::testing {
 
-class SyntheticEvaluator : public search::VariantEvaluator {
+class SyntheticEvaluator : public evaluators::VariantEvaluator {
  public:
-  std::vector<store::MeasurementRecord> measure(const std::vector<search::EvalRequest>& batch) override {
+  std::vector<store::MeasurementRecord> measure(const std::vector<evaluators::EvalRequest>& batch) override {
     if (fail_after >= 0 && calls >= fail_after) throw std::runtime_error("synthetic crash");
     ++calls;
     std::vector<store::MeasurementRecord> out;
     for (const auto& r : batch) {
       requests.push_back(r);
       out.push_back(score(r));
-      search::screen_recorded(r.bar, out.back());  // as a campaign that screens is answered
+      evaluators::screen_recorded(r.bar, out.back());  // as a campaign that screens is answered
     }
     return out;
   }
   std::string describe() const override { return "synthetic"; }
 
   // Peaked landscape: each knob's value index pulls towards a target derived from its position.
-  static store::MeasurementRecord score(const search::EvalRequest& r) {
+  static store::MeasurementRecord score(const evaluators::EvalRequest& r) {
     store::MeasurementRecord m;
     m.variant = r.variant;
     uint64_t h = 1469598103934665603ULL;
@@ -64,7 +64,7 @@ class SyntheticEvaluator : public search::VariantEvaluator {
 
   int calls = 0;
   int fail_after = -1;  // measure() throws from this call on (a crash mid-generation)
-  std::vector<search::EvalRequest> requests;
+  std::vector<evaluators::EvalRequest> requests;
 };
 
 }  // namespace kevo::testing

@@ -108,7 +108,7 @@ Reply evaluate(int port, const json& body, const std::string& headers = "", cons
 
 // A service and its server on a free loopback port, serving on a thread until destroyed.
 struct Served {
-  explicit Served(std::unique_ptr<search::VariantEvaluator> ev, serve::ServiceConfig sc = {}, serve::HttpLimits limits = {}) {
+  explicit Served(std::unique_ptr<evaluators::VariantEvaluator> ev, serve::ServiceConfig sc = {}, serve::HttpLimits limits = {}) {
     if (sc.task_files.empty()) sc.task_files = {kRoot + "tasks/03_softmax.json", kRoot + "tasks/01_relu.json"};
     service = std::make_unique<serve::EvaluateService>(std::move(ev), sc);
     server = std::make_unique<serve::HttpServer>("127.0.0.1", 0, limits,
@@ -130,7 +130,7 @@ json source_request(const std::string& source, double parent = 1, double best = 
 }
 
 TEST(Serve, EvaluatesASourceAndAnEditWithTheirRewards) {
-  Served s(search::make_replay_evaluator({replay_file()}));
+  Served s(evaluators::make_replay_evaluator({replay_file()}));
   // A recorded candidate: its measurement, and the bucketed reward against the parent and best given.
   Reply r = evaluate(s.port(), source_request(softmax_source(), 1.0, 2.0));
   ASSERT_EQ(r.status, 200) << r.raw;
@@ -177,7 +177,7 @@ TEST(Serve, EvaluatesASourceAndAnEditWithTheirRewards) {
 TEST(Serve, ConcurrentClientsAllGetTheirAnswers) {
   serve::ServiceConfig sc;
   sc.max_batch = 4;
-  Served s(search::make_replay_evaluator({replay_file()}), sc);
+  Served s(evaluators::make_replay_evaluator({replay_file()}), sc);
   std::atomic<int> right{0};
   std::vector<std::thread> clients;
   for (int c = 0; c < 12; ++c)
@@ -198,7 +198,7 @@ TEST(Serve, MalformedAndOversizedRequestsGetAJsonErrorAndTheServerLivesOn) {
   limits.max_body_bytes = 64 * 1024;
   limits.max_header_bytes = 2048;
   limits.read_seconds = 1;
-  Served s(search::make_replay_evaluator({replay_file()}), {}, limits);
+  Served s(evaluators::make_replay_evaluator({replay_file()}), {}, limits);
   struct Case {
     std::string bytes;
     int status;
@@ -238,9 +238,9 @@ TEST(Serve, MalformedAndOversizedRequestsGetAJsonErrorAndTheServerLivesOn) {
 }
 
 // An evaluator that holds its first batch until released: a queue that fills.
-class GatedEvaluator : public search::VariantEvaluator {
+class GatedEvaluator : public evaluators::VariantEvaluator {
  public:
-  std::vector<store::MeasurementRecord> measure(const std::vector<search::EvalRequest>& batch) override {
+  std::vector<store::MeasurementRecord> measure(const std::vector<evaluators::EvalRequest>& batch) override {
     std::unique_lock<std::mutex> lock(mu_);
     ++entered_;
     cv_.notify_all();

@@ -1,5 +1,5 @@
 // The pipeline's thread: batches parsed, built and handed to the GPUs in the order they came.
-#include "search/batch_pipeline.h"
+#include "evaluators/batch_pipeline.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "eval/compile_pool.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 namespace {
 
@@ -252,4 +252,4 @@ EngineFigures BatchPipeline::figures() const {
   return impl_->counts;
 }
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

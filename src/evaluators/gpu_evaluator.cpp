@@ -1,4 +1,4 @@
-// The GPU evaluator: the batch pipeline (search/batch_pipeline.h: candidates parsed and compiled by
+// The GPU evaluator: the batch pipeline (evaluators/batch_pipeline.h: candidates parsed and compiled by
 // the NVRTC compile pool while earlier batches are measured, each job queued for the first free GPU)
 // in front of the runner's sandboxed workers; Measurements become the campaign file's records.
 #include <chrono>
@@ -8,11 +8,11 @@
 
 #include "eval/cuda_driver.h"
 #include "eval/runner.h"
-#include "search/batch_pipeline.h"
-#include "search/evaluator.h"
-#include "search/occupancy.h"
+#include "evaluators/batch_pipeline.h"
+#include "evaluators/evaluator.h"
+#include "evaluators/occupancy.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 namespace {
 
@@ -159,4 +159,4 @@ std::unique_ptr<VariantEvaluator> make_gpu_evaluator(const GpuEvaluatorConfig& c
   return std::make_unique<GpuEvaluator>(config);
 }
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

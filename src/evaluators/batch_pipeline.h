@@ -15,9 +15,9 @@
 
 #include "core/candidate.h"
 #include "eval/builder.h"
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 // A candidate ready for a GPU: parsed for the GPUs' limits and built for their architecture.
 struct BuiltCandidate {
@@ -72,4 +72,4 @@ class BatchPipeline {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

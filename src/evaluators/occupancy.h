@@ -9,7 +9,7 @@
 #include "core/candidate.h"
 #include "core/task.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 struct KernelFootprint {
   int registers = 0;
@@ -34,4 +34,4 @@ double theoretical_occupancy(int threads, int registers, int64_t shared_bytes);
 std::vector<PlanResources> plan_resources(const Candidate& c, const Task& task, const DeviceLimits& limits,
                                           const std::function<KernelFootprint(const std::string&)>& footprint);
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

@@ -1,5 +1,5 @@
 // The recordings of sweep and campaign files, indexed.
-#include "search/recorded_measurements.h"
+#include "evaluators/recorded_measurements.h"
 
 #include <algorithm>
 #include <sstream>
@@ -7,7 +7,7 @@
 #include "core/fitness.h"
 #include "store/campaign_file.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 namespace {
 
@@ -85,4 +85,4 @@ std::string replayed_gpu_name(const std::string& recorded_gpu) {
   return recorded_gpu.empty() ? "replay" : recorded_gpu + ", replayed";
 }
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

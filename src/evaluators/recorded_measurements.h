@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "search/evaluator.h"
+#include "evaluators/evaluator.h"
 #include "store/records.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 class RecordedMeasurements {
  public:
@@ -47,4 +47,4 @@ void screen_recorded(const AdmissionBar& bar, store::MeasurementRecord& m);
 // The GPU a search on these recordings names as its target: "NVIDIA H200 (sm_90a), replayed".
 std::string replayed_gpu_name(const std::string& recorded_gpu);
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

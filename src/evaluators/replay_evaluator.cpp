@@ -1,9 +1,9 @@
 // The replay evaluator: answers from measurements recorded on a GPU (sweeps or earlier campaigns),
 // so searches and policies can be compared on any machine. Kernel Tuner's "simulation mode".
-#include "search/evaluator.h"
-#include "search/recorded_measurements.h"
+#include "evaluators/evaluator.h"
+#include "evaluators/recorded_measurements.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 namespace {
 
@@ -34,4 +34,4 @@ std::unique_ptr<VariantEvaluator> make_replay_evaluator(const std::vector<std::s
   return std::make_unique<ReplayEvaluator>(files);
 }
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

@@ -7,11 +7,11 @@
 
 #include "core/error.h"
 #include "eval/simulated_gpus.h"
-#include "search/batch_pipeline.h"
-#include "search/evaluator.h"
-#include "search/recorded_measurements.h"
+#include "evaluators/batch_pipeline.h"
+#include "evaluators/evaluator.h"
+#include "evaluators/recorded_measurements.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 namespace {
 
@@ -108,4 +108,4 @@ std::unique_ptr<VariantEvaluator> make_simulated_evaluator(const SimulationConfi
   return std::make_unique<SimulatedEvaluator>(config);
 }
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

@@ -1,9 +1,9 @@
 // Theoretical occupancy, the CUDA occupancy calculator's arithmetic for sm_90/sm_100.
-#include "search/occupancy.h"
+#include "evaluators/occupancy.h"
 
 #include <algorithm>
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 double theoretical_occupancy(int threads, int registers, int64_t shared_bytes) {
   if (threads <= 0) return 0;
@@ -46,4 +46,4 @@ std::vector<PlanResources> plan_resources(const Candidate& c, const Task& task, 
   return out;
 }
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators

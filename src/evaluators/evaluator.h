@@ -18,7 +18,7 @@
 #include "core/task.h"
 #include "store/records.h"
 
-namespace kevo::search {
+namespace kevo::evaluators {
 
 struct EvalRequest {
   const Task* task = nullptr;
@@ -148,4 +148,4 @@ struct SimulationConfig {
 // costs and how busy it keeps N GPUs. Throws InputError for a bad file or setting.
 std::unique_ptr<VariantEvaluator> make_simulated_evaluator(const SimulationConfig& config);
 
-}  // namespace kevo::search
+}  // namespace kevo::evaluators
