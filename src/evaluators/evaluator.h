@@ -16,6 +16,7 @@
 
 #include "core/screening.h"
 #include "core/task.h"
+#include "store/genome_names.h"
 #include "store/records.h"
 
 namespace kevo::evaluators {
@@ -25,6 +26,7 @@ struct EvalRequest {
   int64_t variant = 0;
   std::string space;              // empty for a free-form variant
   std::vector<int64_t> genome;
+  std::shared_ptr<const store::KnobList> knobs;  // the space's knobs by name (a replay reads recordings by them)
   std::string source;             // the candidate text (.cu with its kevo-plan block)
   std::string source_hash;
   AdmissionBar bar;               // screening: what it must reach to enter its island's archive

@@ -107,7 +107,7 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
     Path p = top.key("knobs").key(name);
     if (!k.is_object() || !k.contains("values") || !k.at("values").is_array() || k.at("values").empty())
       doc.fail(p, "a knob needs a non-empty 'values' list");
-    Knob knob{name, {}, string_at(k, p, "doc", false), string_at(k, p, "enum", false), {}, {}};
+    Knob knob{name, {}, string_at(k, p, "doc", false), string_at(k, p, "enum", false), {}, {}, {}};
     for (size_t i = 0; i < k.at("values").size(); ++i) {
       const json& v = k.at("values")[i];
       if (!v.is_number_integer()) doc.fail(p.key("values").index(i), "knob values are integers");
@@ -115,6 +115,12 @@ Manifest parse_manifest(const std::string& text, const std::string& file) {
     }
     parse_enumerators(doc, k, p, knob);
     parse_archs(doc, k, p, knob);
+    if (k.contains("default")) {
+      const json& d = k.at("default");
+      if (!d.is_number_integer() || std::find(knob.values.begin(), knob.values.end(), d.get<int64_t>()) == knob.values.end())
+        doc.fail(p.key("default"), "the default is one of the knob's values");
+      knob.default_value = d.get<int64_t>();
+    }
     m.knobs.push_back(std::move(knob));
   }
   if (root.contains("constraints")) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct Knob {
   // Values legal only on some architectures ("archs": {"1": ["sm_90a"]} in the manifest: wgmma
   // is sm_90a's); a value not listed is legal on every architecture.
   std::map<int64_t, std::vector<std::string>> archs;
+  // The value the template had before the knob existed ("default" in the manifest): a genome
+  // recorded without the knob reads as one with this value (store/genome_names.h). None where the
+  // knob has been there from the start.
+  std::optional<int64_t> default_value;
   // Whether value v may run on `arch` ("sm_100a").
   bool legal_on(int64_t v, const std::string& arch) const;
 

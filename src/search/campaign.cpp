@@ -462,7 +462,8 @@ std::unique_ptr<Campaign> Campaign::create_ablation(const std::string& path, con
   if (!init.empty()) k.checkpoints.push_back({k.runs.front().id, -1, "policy_init", init});
   impl.init(path, per_arm_seed.front(), k, init);
   impl.campaign_id = k.campaign_id;
-  store::write_campaign(path, k);  // the file exists from the start: tasks, runs, no generation yet
+  k.spaces = space_records(impl.s.runs);
+  store::write_campaign(path, k);  // the file exists from the start: tasks, runs, spaces, no generation yet
   impl.s.file = store::CampaignWriter::open(path);
   return c;
 }

@@ -255,6 +255,7 @@ class Proposer {
     req.genome = v.genome;
     req.source = r.source;
     req.source_hash = r.hash;
+    if (auto k = run.knobs.find(v.space); k != run.knobs.end()) req.knobs = k->second;
     if (s_.config.screen)
       req.bar = admission_bar(run.islands[static_cast<size_t>(island)].archive, v.space, s_.config.occupancy_bands);
     b.requests.push_back(std::move(req));

@@ -2,6 +2,7 @@
 #include "search/run.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -69,6 +70,7 @@ std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config
     const store::TaskRecord& t = tasks[static_cast<size_t>(r.task_index)];
     r.task = std::make_unique<Task>(parse_task(t.contract, t.name + ".json"));
     r.spaces = mutate::lower(*r.task, arch);
+    for (const auto& space : r.spaces) r.knobs[space->id()] = std::make_shared<const store::KnobList>(knob_list(*space));
     if (r.spaces.empty())
       throw InputError(Location{t.name, 0, 0}, "", "no design space serves this task (see kevo space)");
     r.policy = policy_of(r, config, init, llm_client);
@@ -89,6 +91,25 @@ policy::Context context_of(const Run& run, int g, const CampaignConfig& config, 
   c.best_fitness = run.best;
   c.target = target;
   return c;
+}
+
+store::KnobList knob_list(const mutate::DesignSpace& space) {
+  store::KnobList k;
+  for (const mutate::Knob& knob : space.knobs()) {
+    k.names.push_back(knob.name);
+    k.defaults.push_back(knob.default_value);
+  }
+  return k;
+}
+
+std::vector<store::SpaceRecord> space_records(const std::vector<Run>& runs) {
+  std::vector<store::SpaceRecord> out;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const Run& run : runs)
+    for (const auto& space : run.spaces)
+      if (seen.insert({run.task->name, space->id()}).second)
+        out.push_back(store::space_record(run.task->name, space->id(), run.knobs.at(space->id())->names));
+  return out;
 }
 
 }  // namespace kevo::search

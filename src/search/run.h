@@ -18,6 +18,7 @@
 #include "search/hash_index.h"
 #include "search/islands.h"
 #include "search/outcome.h"
+#include "store/genome_names.h"
 #include "store/records.h"
 
 namespace kevo::search {
@@ -29,6 +30,7 @@ struct Run {
   uint64_t seed = 1;
   std::unique_ptr<Task> task;
   std::vector<std::unique_ptr<mutate::DesignSpace>> spaces;
+  std::map<std::string, std::shared_ptr<const store::KnobList>> knobs;  // per space id: its knobs by name
   std::unique_ptr<policy::Policy> policy;
   policy::SourceEditor* editor = nullptr;  // the policy's source-editing side; null when it has none
   std::vector<Island> islands;
@@ -57,6 +59,11 @@ std::string policy_init(const CampaignConfig& config, const std::vector<store::R
 // concurrency limit, one budget). Spaces are lowered for `arch` (the evaluator's target; empty:
 // every architecture's knob values). Throws InputError for runs that do not match the tasks or a
 // task no space serves.
+// A space's knobs by name, with the defaults its manifest gives (store/genome_names.h).
+store::KnobList knob_list(const mutate::DesignSpace& space);
+// The records of the spaces `runs` search, a task's spaces once: what a campaign or sweep file keeps.
+std::vector<store::SpaceRecord> space_records(const std::vector<Run>& runs);
+
 std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config,
                            const std::vector<store::TaskRecord>& tasks, const std::vector<store::RunRecord>& records,
                            const std::string& init, const std::string& arch,

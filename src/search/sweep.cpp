@@ -19,6 +19,7 @@
 #include "mutate/mutation.h"
 #include "search/build_info.h"
 #include "search/campaign.h"
+#include "search/run.h"
 #include "store/campaign_file.h"
 #include "store/campaign_writer.h"
 
@@ -148,12 +149,13 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     std::unique_ptr<Task> task;
     int32_t run = 0;
     std::vector<std::unique_ptr<mutate::DesignSpace>> spaces;
+    std::map<std::string, std::shared_ptr<const store::KnobList>> knobs;  // per space id
     std::vector<mutate::Genome> todo;
     int64_t total = 0, measured = 0, ok = 0;
     double best = 0;
   };
   std::vector<Job> jobs;
-  store::CampaignDelta added;      // tasks and runs new to the file
+  store::CampaignDelta added;      // tasks, runs and spaces new to the file
   std::set<std::string> recorded;  // run|space|genome
   std::map<int64_t, int32_t> run_of_variant;
   for (const auto& v : k.variants) {
@@ -188,6 +190,16 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
     j.run = run->id;
     j.spaces = mutate::lower(*j.task, evaluator.target_arch());
     if (j.spaces.empty()) throw InputError(Location{f, 0, 0}, "", "no design space serves this task (see kevo space)");
+    for (const auto& space : j.spaces) {
+      j.knobs[space->id()] = std::make_shared<const store::KnobList>(knob_list(*space));
+      const bool known_space = std::any_of(k.spaces.begin(), k.spaces.end(), [&](const store::SpaceRecord& r) {
+        return r.task == j.task->name && r.space == space->id();
+      });
+      if (!known_space) {
+        k.spaces.push_back(store::space_record(j.task->name, space->id(), j.knobs[space->id()]->names));
+        added.spaces.push_back(k.spaces.back());
+      }
+    }
     std::vector<mutate::Genome> genomes = sweep_genomes(j.spaces, config.limit, config.seed, config.fix);
     if (genomes.empty())
       throw InputError(Location{f, 0, 0}, "--fix", "no legal genome of " + j.task->name + "'s spaces has these knob values");
@@ -221,6 +233,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
   if (!continuing) {
     k.tasks = added.tasks;
     k.runs = added.runs;
+    k.spaces = added.spaces;
     store::write_campaign(path, k, wo);
     added = {};
   }
@@ -228,7 +241,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
   k.measurements.clear();
   k.sources.clear();
   std::unique_ptr<store::CampaignWriter> file = store::CampaignWriter::open(path, wo);
-  if (!added.tasks.empty() || !added.runs.empty()) file->commit(added);
+  if (!added.tasks.empty() || !added.runs.empty() || !added.spaces.empty()) file->commit(added);
 
   // Batches: the task's genomes in order, `batch` at a time, task after task.
   struct Batch {
@@ -252,6 +265,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
       r.variant = next_id++;
       r.space = g.space;
       r.genome = g.values;
+      r.knobs = j.knobs.at(g.space);
       r.source = space->render(g);
       r.source_hash = sha256_hex(r.source);
       v.id = r.variant;

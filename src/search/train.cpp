@@ -13,6 +13,7 @@
 #include "core/task.h"
 #include "mutate/space.h"
 #include "policy/learned_policy.h"
+#include "search/run.h"
 #include "store/campaign_file.h"
 
 namespace kevo::search {
@@ -48,14 +49,24 @@ struct Landscape {
     seen.emplace_back();
   }
 
+  // The file's measured genomes, read by knob name as genomes of today's spaces (one a space no
+  // longer reads is left out).
   void add(const store::CampaignContents& c) {
+    std::map<std::pair<std::string, std::string>, std::vector<std::string>> names;
+    for (const store::SpaceRecord& s : c.spaces) names[{s.task, s.space}] = store::knob_names(s);
     store::for_each_measured(c, [&](const std::string& task, const store::VariantRecord& v,
                                      const store::MeasurementRecord& m) {
       auto t = index.find(task);
-      if (v.space.empty() || t == index.end() || !seen[t->second].insert({v.space, v.genome}).second) return;
+      if (v.space.empty() || t == index.end()) return;
+      const mutate::DesignSpace* space = mutate::find_space(spaces[t->second], v.space);
+      if (!space) return;
+      const auto recorded = names.find({task, v.space});
+      const std::optional<std::vector<int64_t>> genome = store::read_genome(
+          v.genome, recorded == names.end() ? std::vector<std::string>() : recorded->second, knob_list(*space));
+      if (!genome || !seen[t->second].insert({v.space, *genome}).second) return;
       policy::Parent p;
       p.variant = m.variant;
-      p.genome = {v.space, v.genome};
+      p.genome = {v.space, *genome};
       p.fitness = m.status == "ok" && m.fitness > 0 ? m.fitness : 0;
       measured[t->second].push_back(std::move(p));
     });

@@ -60,6 +60,8 @@ void write_tables(hid_t file, const CampaignContents& c, const WriteOptions& o) 
   h5::append_rows(checkpoints, checkpoint_columns(), c.checkpoints);
   auto samples = h5::create_table(file, "llm_samples", llm_sample_columns(), level);
   h5::append_rows(samples, llm_sample_columns(), c.llm_samples);
+  auto spaces = h5::create_table(file, "spaces", space_columns(), level);
+  h5::append_rows(spaces, space_columns(), c.spaces);
   create_resume_slots(file);
 }
 
@@ -153,6 +155,9 @@ CampaignContents read_file(const std::string& path, const ReadOptions& o) {
     if (ok(H5Lexists(f, "llm_samples", H5P_DEFAULT), "cannot look for /llm_samples"))
       c.llm_samples = h5::read_table(f, "llm_samples", llm_sample_columns());
   }
+  // Files of kevo before knobs were recorded by name have no /spaces.
+  if (ok(H5Lexists(f, "spaces", H5P_DEFAULT), "cannot look for /spaces"))
+    c.spaces = h5::read_table(f, "spaces", space_columns());
   if (o.sources == ReadOptions::Sources::all) c.sources = h5::read_table(f, "sources", source_columns());
   else if (o.sources == ReadOptions::Sources::hashes) c.sources = h5::read_table(f, "sources", source_columns(), {"hash"});
   ok(file.close(), "cannot close the file");

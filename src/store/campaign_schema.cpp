@@ -141,6 +141,13 @@ const std::vector<Column<LlmSampleRecord>>& llm_sample_columns() {
   return c;
 }
 
+const std::vector<Column<SpaceRecord>>& space_columns() {
+  static const std::vector<Column<SpaceRecord>> c = {{"task", Text<SpaceRecord>{&SpaceRecord::task}},
+                                                     {"space", Text<SpaceRecord>{&SpaceRecord::space, kSpaceWidth}},
+                                                     {"knobs", Text<SpaceRecord>{&SpaceRecord::knobs}}};
+  return c;
+}
+
 std::vector<WorkloadRow> workload_rows(const std::vector<MeasurementRecord>& measurements, int64_t first_measurement) {
   std::vector<WorkloadRow> rows;
   for (size_t m = 0; m < measurements.size(); ++m)

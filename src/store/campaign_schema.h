@@ -61,10 +61,12 @@ const std::vector<Column<GenerationRecord>>& generation_columns();
 const std::vector<Column<SourceRecord>>& source_columns();
 const std::vector<Column<CheckpointRecord>>& checkpoint_columns();
 const std::vector<Column<LlmSampleRecord>>& llm_sample_columns();
+const std::vector<Column<SpaceRecord>>& space_columns();
 
 // The tables in file order.
 inline const char* const kTables[] = {"tasks",   "runs",        "variants",    "measurements", "workloads",
-                                      "archive", "generations", "sources",     "checkpoints",  "llm_samples"};
+                                      "archive", "generations", "sources",     "checkpoints",  "llm_samples",
+                                      "spaces"};
 
 // The root attributes besides kevo_schema, and the members of CampaignContents they hold.
 inline const char* const kRootAttributes[] = {"campaign_id", "kevo_version",   "kevo_commit",

@@ -21,7 +21,9 @@ struct CampaignWriter::Impl {
   std::string path;
   WriteOptions options;
   h5::Id file;
-  h5::TableFile tasks, runs, variants, measurements, workloads, archive, generations, sources, checkpoints, samples;
+  h5::TableFile tasks, runs, variants, measurements, workloads, archive, generations, sources, checkpoints, samples,
+      spaces;
+  bool has_spaces = false;  // files of kevo before knobs were recorded by name have no /spaces
   bool sources_omitted = false;
   bool broken = false;
 
@@ -39,6 +41,8 @@ struct CampaignWriter::Impl {
     sources = h5::open_table(f, "sources", source_columns(), level);
     checkpoints = h5::open_table(f, "checkpoints", checkpoint_columns(), level);
     samples = h5::open_table(f, "llm_samples", llm_sample_columns(), level);
+    has_spaces = h5::ok(H5Lexists(f, "spaces", H5P_DEFAULT), "cannot look for /spaces") > 0;
+    if (has_spaces) spaces = h5::open_table(f, "spaces", space_columns(), level);
     sources_omitted = h5::has_attribute(sources.group.get(), "omitted") &&
                       h5::read_number_attribute(sources.group.get(), "omitted") != 0;
   }
@@ -65,6 +69,7 @@ struct CampaignWriter::Impl {
     }
     h5::append_rows(checkpoints, checkpoint_columns(), d.checkpoints);
     h5::append_rows(samples, llm_sample_columns(), d.llm_samples);
+    if (has_spaces) h5::append_rows(spaces, space_columns(), d.spaces);
     if (d.resume) write_resume_slot(file.get(), *d.resume);
   }
 };
@@ -126,7 +131,7 @@ void CampaignWriter::close() {
   std::lock_guard<std::mutex> lock(h5::mutex());
   h5::Quiet quiet;
   for (h5::TableFile* t : {&impl.tasks, &impl.runs, &impl.variants, &impl.measurements, &impl.workloads, &impl.archive,
-                           &impl.generations, &impl.sources, &impl.checkpoints, &impl.samples})
+                           &impl.generations, &impl.sources, &impl.checkpoints, &impl.samples, &impl.spaces})
     *t = h5::TableFile();
   const herr_t closed = impl.file.close();
   if (closed < 0 && !impl.broken) throw std::runtime_error(impl.path + ": campaign file: cannot close (HDF5: " + h5::reason() + ")");

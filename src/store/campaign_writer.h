@@ -24,6 +24,7 @@ struct CampaignDelta {
   std::vector<SourceRecord> sources;            // new hashes only
   std::vector<CheckpointRecord> checkpoints;
   std::vector<LlmSampleRecord> llm_samples;
+  std::vector<SpaceRecord> spaces;              // kept only where the file has /spaces (kevo's since knobs by name)
   // The archives' latest snapshot: it replaces the previous one unless that one was kept.
   std::optional<std::vector<ArchiveEntry>> archive;
   bool archive_kept = false;                    // this snapshot stays when the next comes

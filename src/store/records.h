@@ -24,6 +24,14 @@ struct RunRecord {
   std::string config;   // JSON: population, islands, budgets, policy, evaluator (gpu or replay file)
 };
 
+// A design space a run's variants belong to, with its knobs by name in the order of its genomes:
+// a recording stays readable after the space gains a knob (store/genome_names.h).
+struct SpaceRecord {
+  std::string task;   // TaskRecord::name
+  std::string space;  // the space id
+  std::string knobs;  // the knob names in genome order, comma-separated: "kThreads,kVec,kCache"
+};
+
 // One variant the search produced (measured, or recognised as a duplicate of one that was).
 struct VariantRecord {
   int64_t id = 0;
@@ -138,6 +146,7 @@ struct CampaignContents {
   std::vector<SourceRecord> sources;
   std::vector<CheckpointRecord> checkpoints;
   std::vector<LlmSampleRecord> llm_samples;  // absent (empty) in files of kevo before the llm policy
+  std::vector<SpaceRecord> spaces;           // absent (empty) in files of kevo before knobs were recorded by name
 };
 
 }  // namespace kevo::store

@@ -21,6 +21,7 @@
 #include "search/sweep.h"
 #include "store/campaign_file.h"
 #include "store/campaign_writer.h"
+#include "store/genome_names.h"
 #include "tests/search/synthetic_evaluator.h"
 #include "tests/support/temp_path.h"
 
@@ -341,6 +342,29 @@ TEST(Campaign, ResumeAfterACrashMidGenerationFinishesWithTheUninterruptedArchive
   }
 }
 
+// The file names each space's knobs in the order of its genomes, so that a replay or a policy
+// reads a genome by knob name after the space has changed (store/genome_names.h).
+TEST(Campaign, TheFileNamesEverySpacesKnobs) {
+  testing::SyntheticEvaluator ev;
+  const store::CampaignContents k = run_campaign(small_config(), ev);
+  std::set<std::pair<std::string, std::string>> used;
+  for (const auto& v : k.variants) used.insert({k.runs.at(static_cast<size_t>(v.run)).task, v.space});
+  for (const auto& [task, space] : used) {
+    auto r = std::find_if(k.spaces.begin(), k.spaces.end(),
+                          [&](const store::SpaceRecord& s) { return s.task == task && s.space == space; });
+    ASSERT_NE(r, k.spaces.end()) << task << " " << space;
+    for (const auto& v : k.variants)
+      if (v.space == space) {
+        EXPECT_EQ(store::knob_names(*r).size(), v.genome.size()) << space;
+        break;
+      }
+  }
+  for (const evaluators::EvalRequest& r : ev.requests) {
+    ASSERT_TRUE(r.knobs) << "a request names its space's knobs";
+    EXPECT_EQ(r.knobs->names.size(), r.genome.size());
+  }
+}
+
 // Screening (docs/evaluation.md#screening): every candidate is asked for with the bar of its
 // island's archive when it was proposed, and only one whose (short) timing could reach it is
 // verified fully; one screened out is never an elite, a generation's best or the exported variant,
@@ -371,7 +395,9 @@ TEST(Campaign, OnlyCandidatesThatCouldEnterTheArchiveAreVerifiedFully) {
   for (const auto& v : k.variants) generation_of[v.id] = v.generation;
   int barred_in_1 = 0;
   for (const evaluators::EvalRequest& r : ev.requests) {
-    if (generation_of.at(r.variant) == 0) EXPECT_EQ(r.bar.island_best, 0);
+    if (generation_of.at(r.variant) == 0) {
+      EXPECT_EQ(r.bar.island_best, 0);
+    }
     barred_in_1 += generation_of.at(r.variant) == 1 && r.bar.island_best > 0;
   }
   EXPECT_GT(barred_in_1, 0) << "generation 1 was proposed from an empty archive";

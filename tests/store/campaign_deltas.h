@@ -24,6 +24,7 @@ inline CampaignContents head_of(const CampaignContents& c) {
   h.fitness = c.fitness;
   h.tasks = c.tasks;
   h.runs = c.runs;
+  h.spaces = c.spaces;  // written with the file, as a campaign's are
   return h;
 }
 

@@ -62,6 +62,7 @@ inline std::string describe(const CampaignContents& c) {
     o << "llm_sample " << s.id << " " << s.run << " " << s.generation << " " << s.request << " " << s.parent << " "
       << s.variant << q(s.prompt) << q(s.response) << q(s.status) << q(s.error) << q(s.model) << " " << s.prompt_tokens
       << " " << s.completion_tokens << bits(s.reward) << "\n";
+  for (const auto& s : c.spaces) o << "space " << q(s.task) << q(s.space) << q(s.knobs) << "\n";
   return o.str();
 }
 

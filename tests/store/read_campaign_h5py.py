@@ -153,6 +153,8 @@ def check_sample(f):
     check(text(f["llm_samples/status"]) == ["ok", "bad_reply", "request_failed"], "sample: /llm_samples/status")
     check(list(f["llm_samples/reward"][:]) == [2.0, -1.0, 0.0], "sample: /llm_samples/reward")
     check(list(f["llm_samples/variant"][:])[1:] == [-1, -1], "sample: /llm_samples/variant")
+    check(text(f["spaces/space"]) == ["reduce/rows \u2014 0", "gemm/linear"], "sample: /spaces/space")
+    check(text(f["spaces/knobs"])[0].split(",") == ["kThreads", "kVec", "kCache"], "sample: /spaces/knobs")
 
 
 def main():
@@ -175,7 +177,7 @@ def main():
     with h5py.File(empty, "r") as f:
         tables = check_layout(f, "empty", datasets, attributes)
         check(all(n == 0 for cols in tables.values() for n in cols.values()), "empty: a table has rows")
-        check(len(tables) == 10, f"empty: {len(tables)} tables")
+        check(len(tables) == 11, f"empty: {len(tables)} tables")
     for what in failures:
         print("FAIL", what)
     print(f"{len(datasets)} datasets, {len(attributes)} root attributes checked: "

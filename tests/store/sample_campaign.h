@@ -110,6 +110,7 @@ inline CampaignContents sample_campaign(int variants = 40) {
   c.llm_samples.push_back({1, run_ids[0], 1, 0, sample_variant_id(0), -1, prompt, "no code", "bad_reply",
                            "reply line 1: no SEARCH/REPLACE block", "coder", 0, 3, -1.0});
   c.llm_samples.push_back({2, run_ids[1], 2, 2, -1, -1, "", "", "request_failed", "timeout: after 300 s", "", 0, 0, 0.0});
+  c.spaces = {{"softmax", "reduce/rows \xE2\x80\x94 0", "kThreads,kVec,kCache"}, {"softmax", "gemm/linear", "kBM"}};
   return c;
 }
 
