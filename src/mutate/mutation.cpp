@@ -1,23 +1,10 @@
-// The mutation operators: all of them keep to the manifest's legal set.
+// The genome edits of the mutation operators: all of them keep to the manifest's legal set.
 #include "mutate/mutation.h"
 
 #include <algorithm>
 #include <numeric>
 
 namespace kevo::mutate {
-
-const char* to_string(Operator op) {
-  switch (op) {
-    case Operator::Seed: return "seed";
-    case Operator::Point: return "point";
-    case Operator::Multi: return "multi";
-    case Operator::Crossover: return "crossover";
-    case Operator::SpaceSwitch: return "space_switch";
-    case Operator::Reseed: return "reseed";
-    case Operator::Edit: return "edit";
-  }
-  return "?";
-}
 
 Genome apply(const Genome& g, const std::vector<KnobChange>& changes) {
   Genome child = g;

@@ -1,6 +1,6 @@
-// Mutation operators over genomes: point (one knob), multi-knob, crossover between two genomes of
-// one space, and space switch (a fresh genome of another space of the task). Every operator
-// returns only legal genomes: the manifest's constraints, not the compiler, reject bad children.
+// The genome edits mutation operators are made of (mutate/operator.h): every legal single-knob
+// change, several knobs at once, crossover between two genomes of one space. Each returns only
+// legal genomes: the manifest's constraints, not the compiler, reject bad children.
 #pragma once
 
 #include <cstdint>
@@ -13,10 +13,6 @@
 #include "mutate/space.h"
 
 namespace kevo::mutate {
-
-// Edit: a source-level rewrite by a language model (the child is free-form: it has no genome).
-enum class Operator { Seed, Point, Multi, Crossover, SpaceSwitch, Reseed, Edit };
-const char* to_string(Operator op);  // "seed", "point", "multi", "crossover", "space_switch", "reseed", "edit"
 
 // One knob set to one value.
 struct KnobChange {

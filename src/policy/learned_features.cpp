@@ -8,7 +8,6 @@ namespace kevo::policy::learned {
 
 using mutate::DesignSpace;
 using mutate::Genome;
-using mutate::Operator;
 
 namespace {
 
@@ -114,19 +113,14 @@ void state_features(const std::vector<float>& task, const DesignSpace& space, co
 }
 
 void action_features(const DesignSpace& space, const Situation& s, const Action& act, float* f) {
-  switch (act.op) {
-    case Operator::Point: f[0] = 1; break;
-    case Operator::Multi: f[1] = 1; break;
-    case Operator::Crossover: f[2] = 1; break;
-    default: f[3] = 1; break;
-  }
+  f[act.op] = 1;
   float* id = f + kOps;
   float* sc = id + kSlots;
   float* slot_pos = sc + kPointScalars;
   float* slot_dir = slot_pos + kSlots;
   float* value = slot_dir + kSlots;
   float* cross = value + kValueSlots;
-  if (act.op == Operator::Point) {
+  if (act.op == kPointOp) {
     const mutate::Knob& knob = space.knobs()[static_cast<size_t>(act.knob)];
     const int64_t old = s.parent.genome.values[static_cast<size_t>(act.knob)];
     auto [a, b] = slots_of(knob.name);
@@ -144,7 +138,7 @@ void action_features(const DesignSpace& space, const Situation& s, const Action&
     slot_dir[a] = slot_dir[b] = dir;
     auto [va, vb] = value_slots_of(knob.name, act.value);
     value[va] = value[vb] = 1;
-  } else if (act.op == Operator::Crossover) {
+  } else if (act.op == kCrossoverOp) {
     cross[0] = static_cast<float>(s.mate_log_ratio);
     cross[1] = static_cast<float>(s.mate_distance);
   }
@@ -183,13 +177,21 @@ std::vector<float> task_summary(const Task& t) {
   return f;
 }
 
+const std::vector<const mutate::MutationOperator*>& learned_operators() {
+  static const std::vector<const mutate::MutationOperator*> ops = {
+      &mutate::point_operator(), &mutate::multi_knob_operator(), &mutate::crossover_operator(),
+      &mutate::space_switch_operator()};
+  static_assert(kOps == 4, "one one-hot feature per learned operator");
+  return ops;
+}
+
 std::vector<Action> actions_of(const DesignSpace& space, const Situation& s) {
   std::vector<Action> out;
   for (const mutate::KnobChange& c : mutate::point_mutations(space, s.parent.genome))
-    out.push_back({Operator::Point, c.knob, c.value});
-  out.push_back({Operator::Multi});
-  if (s.can_cross) out.push_back({Operator::Crossover});
-  if (s.spaces > 1) out.push_back({Operator::SpaceSwitch});
+    out.push_back({kPointOp, c.knob, c.value});
+  out.push_back({kMultiOp});
+  if (s.can_cross) out.push_back({kCrossoverOp});
+  if (s.spaces > 1) out.push_back({kSpaceSwitchOp});
   return out;
 }
 
@@ -231,7 +233,7 @@ void add_examples(const std::vector<float>& task, const std::vector<std::unique_
 std::vector<char> pickable(const std::vector<Action>& actions, const std::vector<int>& so_far) {
   std::vector<char> ok(actions.size(), 0);
   for (size_t i = 0; i < actions.size(); ++i) {
-    if (actions[i].op != Operator::Point) continue;
+    if (actions[i].op != kPointOp) continue;
     ok[i] = 1;
     for (int j : so_far)
       if (actions[static_cast<size_t>(j)].knob == actions[i].knob) ok[i] = 0;

@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "core/task.h"
 #include "mutate/mutation.h"
+#include "mutate/operator.h"
 #include "mutate/space.h"
 #include "policy/policy.h"
 
@@ -33,7 +34,7 @@ constexpr int kParentFeatures = 7;
 constexpr int kKnobStateFeatures = 2 * kSlots;  // position, presence
 constexpr int kProgressFeatures = 4;
 constexpr int kStateFeatures = kTaskFeatures + kParentFeatures + kKnobStateFeatures + kProgressFeatures;
-constexpr int kOps = 4;                         // point, multi, crossover, space switch
+constexpr int kOps = 4;                         // learned_operators(), one-hot
 constexpr int kPointScalars = 6;
 // The value taken ("kVec=4"), keyed like a knob by two hashes: what one value of one knob does
 // (fail, spill, win) is learned directly and carries over to every space with that knob.
@@ -68,9 +69,16 @@ struct Situation {
   int spaces = 1;
 };
 
+// The mutation operators the policy chooses among (mutate/operator.h), in the order of their
+// one-hot features: the point operator's changes are actions one by one, each other operator one
+// action. A checkpoint holds a policy trained with these; an operator added to the registry is
+// offered by the random policy at once, and by this one when it joins this list (its features grow).
+enum LearnedOp : int { kPointOp = 0, kMultiOp = 1, kCrossoverOp = 2, kSpaceSwitchOp = 3 };
+const std::vector<const mutate::MutationOperator*>& learned_operators();  // kOps of them, by LearnedOp
+
 // One legal mutation of a parent: a point change (knob, value) or one of the other operators.
 struct Action {
-  mutate::Operator op = mutate::Operator::Point;
+  LearnedOp op = kPointOp;
   int knob = -1;
   int64_t value = 0;
 };

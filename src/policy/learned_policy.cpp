@@ -24,7 +24,6 @@ namespace {
 
 using mutate::DesignSpace;
 using mutate::Genome;
-using mutate::Operator;
 using namespace learned;
 
 constexpr size_t kEnumerateUpTo = 8192;         // seeding scores every genome of a space this small,
@@ -111,7 +110,7 @@ class LearnedPolicy : public Policy {
     for (auto& [score, g] : rated) {
       if (static_cast<int>(out.size()) >= n) break;
       Proposal p;
-      p.op = Operator::Seed;
+      p.op = mutate::kSeedOp;
       p.child = std::move(g);
       remember(p.child);
       out.push_back(std::move(p));
@@ -200,7 +199,7 @@ class LearnedPolicy : public Policy {
     std::vector<char> allowed(actions.size(), 1);
     std::vector<int> excluded;
     for (size_t i = 0; i < actions.size(); ++i)
-      if (actions[i].op == Operator::Point &&
+      if (actions[i].op == kPointOp &&
           st_.child_set.count(genome_hash(mutate::apply(r.parent.genome, {{actions[i].knob, actions[i].value}})))) {
         allowed[i] = 0;
         excluded.push_back(static_cast<int>(i));
@@ -214,21 +213,22 @@ class LearnedPolicy : public Policy {
       const size_t pick = draw(logits, allowed, rng);
       const Action& a = actions[pick];
       Proposal p;
-      p.op = a.op;
+      p.op = learned_operators()[a.op]->name();
       p.parents = {r.parent.variant};
       double net_log_prob = log_prob_among(logits, allowed, pick);
       std::vector<int> picks;
       switch (a.op) {
-        case Operator::Point:
+        case kPointOp:
           p.child = mutate::apply(r.parent.genome, {{a.knob, a.value}});
           p.action = "point " + space->knobs()[static_cast<size_t>(a.knob)].name + "=" + std::to_string(a.value);
           break;
-        case Operator::Multi:
+        case kMultiOp:
+          // The multi-knob operator the policy's own way: its point changes, drawn by their scores.
           // Two or three of the policy's own point changes, drawn one knob at a time.
           for (int attempt = 0; attempt < 16 && p.action.empty(); ++attempt) {
             std::vector<int> knobs_free;
             for (size_t i = 0; i < actions.size(); ++i)
-              if (actions[i].op == Operator::Point &&
+              if (actions[i].op == kPointOp &&
                   std::find(knobs_free.begin(), knobs_free.end(), actions[i].knob) == knobs_free.end())
                 knobs_free.push_back(actions[i].knob);
             if (knobs_free.size() < 2) break;
@@ -252,14 +252,15 @@ class LearnedPolicy : public Policy {
             p.log_prob = knobs_free.size() >= 3 ? -std::log(2.0) : 0;  // the number of knobs
           }
           break;
-        case Operator::Crossover:
-          if (auto g = mutate::crossover(*space, r.parent.genome, r.mate->genome, rng)) {
-            p.child = *g;
+        case kCrossoverOp:
+          if (auto m = learned_operators()[a.op]->draw({*space, spaces, r.parent.genome, &r.mate->genome}, rng)) {
+            p.child = std::move(m->child);
             p.parents.push_back(r.mate->variant);
-            p.action = "crossover";
+            p.action = std::move(m->action);
           }
           break;
-        default: {
+        case kSpaceSwitchOp: {
+          // The target space from the policy's own stream (what its recorded campaigns drew).
           std::vector<const DesignSpace*> others;
           for (const auto& o : spaces)
             if (o.get() != space) others.push_back(o.get());
@@ -473,7 +474,7 @@ class LearnedPolicy : public Policy {
     std::vector<Genome> children;
     std::vector<size_t> at;
     for (size_t i = 0; i < actions.size(); ++i)
-      if (actions[i].op == Operator::Point) {
+      if (actions[i].op == kPointOp) {
         children.push_back(mutate::apply(s.parent.genome, {{actions[i].knob, actions[i].value}}));
         at.push_back(i);
       }

@@ -107,6 +107,17 @@ State fresh_state(const LearnedPolicyConfig& c) {
   return st;
 }
 
+namespace {
+
+// The names of learned_operators(), in the order of their features.
+std::vector<std::string> operator_names() {
+  std::vector<std::string> out;
+  for (const mutate::MutationOperator* op : learned_operators()) out.push_back(op->name());
+  return out;
+}
+
+}  // namespace
+
 std::string serialize(const State& st) {
   json meta;
   meta["features"] = kFeatures;
@@ -115,6 +126,10 @@ std::string serialize(const State& st) {
   meta["updates"] = st.updates;
   meta["model"] = true;  // the tensors include the landscape model
   meta["model_examples"] = st.model_examples;
+  // The operators of the one-hot features, where they are not the first four (whose checkpoints,
+  // written before the list was recorded, name none).
+  if (operator_names() != std::vector<std::string>{"point", "multi", "crossover", "space_switch"})
+    meta["operators"] = operator_names();
   json seen = json::array();
   for (const auto& [g, f] : st.observed) seen.push_back({g.space, g.values, f});
   meta["observed"] = seen;
@@ -176,6 +191,10 @@ State deserialize(const std::string& bytes, double lr) {
     const int features = meta.at("features").get<int>();
     if (features != kFeatures)
       bad("written for " + std::to_string(features) + " features, this kevo has " + std::to_string(kFeatures));
+    // The operators its one-hot features stand for; absent: learned_operators() as they were first.
+    if (meta.contains("operators") && meta.at("operators").get<std::vector<std::string>>() != operator_names())
+      bad("trained with the mutation operators " + meta.at("operators").dump() + ", this kevo's are " +
+          json(operator_names()).dump());
     st.hidden = meta.at("hidden").get<int>();
     if (st.hidden < 1 || st.hidden > 4096) bad("hidden width " + std::to_string(st.hidden));
     st.next_token = meta.at("next_token").get<int64_t>();

@@ -212,7 +212,7 @@ class LlmPolicy : public Policy, public SourceEditor {
     Feedback mine;
     mine.measured = feedback.measured;
     for (const Transition& t : feedback.transitions) {
-      const bool model = t.proposal.op == mutate::Operator::Edit;
+      const bool model = t.proposal.op == mutate::kEditOp;
       (model ? model_arm_ : template_arm_).add(t.reward > 0);
       if (!model) mine.transitions.push_back(t);
     }
@@ -361,7 +361,7 @@ class LlmPolicy : public Policy, public SourceEditor {
         }
         pending_.push_back(s);
         if (s.status != "ok" || slot >= a.slots.size()) continue;
-        p.op = mutate::Operator::Edit;
+        p.op = mutate::kEditOp;
         p.child.space.clear();
         p.parents = {r.parent.variant};
         p.action = "edit by " + s.model;

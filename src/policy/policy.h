@@ -12,6 +12,7 @@
 
 #include "core/task.h"
 #include "mutate/mutation.h"
+#include "mutate/operator.h"
 #include "mutate/space.h"
 
 namespace kevo::policy {
@@ -48,7 +49,7 @@ struct Request {
 
 struct Proposal {
   mutate::Genome child;
-  mutate::Operator op = mutate::Operator::Point;
+  std::string op;                // the mutation operator's name (mutate/operator.h), or seed, reseed, edit
   std::vector<int64_t> parents;  // variant ids
   double log_prob = 0;           // of the sampled mutation under the policy
   std::string action;            // the mutation in words: "point kVec=4", "space_switch reduce_rows"
@@ -102,7 +103,7 @@ Proposal reseed_proposal(const mutate::DesignSpace& space, const Parent& parent,
 // Relative weights of the operators; an operator that cannot apply (a single space, no mate of
 // the same space) is left out and the others renormalised.
 struct RandomPolicyConfig {
-  double point = 4, multi = 2, crossover = 2, space_switch = 1;
+  std::vector<mutate::WeightedOperator> operators = mutate::default_operators();
 };
 
 // Pure search: an operator by weight, then uniform over that operator's legal mutations.

@@ -110,10 +110,10 @@ class Proposer {
       if (out.size() >= static_cast<size_t>(n)) {
         out.resize(static_cast<size_t>(n));
         for (policy::Proposal& p : out) {
-          p.op = isl.reseed ? mutate::Operator::Reseed : mutate::Operator::Seed;
+          p.op = isl.reseed ? mutate::kReseedOp : mutate::kSeedOp;
           p.parents.clear();
           p.token = -1;
-          p.action = std::string(mutate::to_string(p.op)) + " " + p.child.space + " (chosen by the policy)";
+          p.action = p.op + " " + p.child.space + " (chosen by the policy)";
         }
         return out;
       }
@@ -171,8 +171,8 @@ class Proposer {
     policy::Proposal p;
     const auto& space = run.spaces[std::uniform_int_distribution<size_t>(0, run.spaces.size() - 1)(rng)];
     p.child = space->random_genome(rng);
-    p.op = reseed ? mutate::Operator::Reseed : mutate::Operator::Seed;
-    p.action = std::string(mutate::to_string(p.op)) + " " + space->id();
+    p.op = reseed ? mutate::kReseedOp : mutate::kSeedOp;
+    p.action = p.op + " " + space->id();
     return p;
   }
 
@@ -183,7 +183,7 @@ class Proposer {
 
   Rendered render(const Run& run, const policy::Proposal& p) const {
     Rendered r;
-    if (p.op == mutate::Operator::Edit) {
+    if (p.op == mutate::kEditOp) {
       r.source = p.source;  // a model's edit: kept as it is, even when it repeats a candidate (that is its reward)
     } else {
       try {
@@ -203,10 +203,10 @@ class Proposer {
   int add(Batch& b, Run& run, int island, int g, policy::Proposal p, Island& isl, std::mt19937_64& rng) {
     Rendered r = render(run, p);
     for (int attempt = 0; run.by_hash.contains(r.hash) && attempt < s_.config.dedupe_retries &&
-                          p.op != mutate::Operator::Edit;
+                          p.op != mutate::kEditOp;
          ++attempt) {
       if (isl.archive.empty() || p.parents.empty()) {
-        p = seed_proposal(run, p.op == mutate::Operator::Reseed, rng);
+        p = seed_proposal(run, p.op == mutate::kReseedOp, rng);
       } else {
         policy::Request q;
         auto it = run.outcomes.find(p.parents.front());
@@ -230,7 +230,7 @@ class Proposer {
     v.genome = p.child.values;
     v.source_hash = r.hash;
     v.parents = p.parents;
-    v.op = mutate::to_string(p.op);
+    v.op = p.op;
     v.log_prob = p.log_prob;
     const int64_t dup = run.by_hash.find(r.hash);
     if (dup != -1) {
