@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+
 SHIM = r"""
 #include <algorithm>
 #include <barrier>
@@ -182,7 +184,9 @@ int main() {{
         with open(harness, "w") as f:
             f.write(SHIM + f'#include "{cu}"\n' + main_cpp)
         exe = os.path.join(tmp, "harness")
-        r = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-w", harness, "-o", exe],
+        # A rendered candidate includes kevo's template library as "kevo/<path>": templates/ under that name.
+        os.symlink(TEMPLATES, os.path.join(tmp, "kevo"))
+        r = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-w", "-I", tmp, harness, "-o", exe],
                            capture_output=True, text=True)
         if r.returncode:
             print(r.stderr[:4000], file=sys.stderr)

@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "core/source_scan.h"
+#include "core/template_library.h"
 #include "eval/build_cache.h"
 #include "eval/cuda_driver.h"
 
@@ -227,7 +228,8 @@ std::string check_source(std::string_view source, std::vector<std::string>& head
                                std::string("#include ") + d.delimiter + d.operand + (d.delimiter == '<' ? '>' : '"') +
                                    " is not allowed: candidates may include cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, "
                                    "cuda_fp6.h, cuda_fp4.h, cuda_pipeline.h, cuda_awbarrier.h, mma.h, "
-                                   "cooperative_groups.h, cooperative_groups/*.h, cuda/* and cuda/std/*");
+                                   "cooperative_groups.h, cooperative_groups/*.h, cuda/*, cuda/std/* and kevo's "
+                                   "template library (\"kevo/common.cuh\", \"kevo/gemm/gemm.cuh\", ...)");
         else if (std::find(headers.begin(), headers.end(), d.operand) == headers.end())
           headers.push_back(d.operand);
       }
@@ -301,6 +303,15 @@ struct HeaderBundle {
   std::string error;
 };
 
+void digest(HeaderBundle& bundle) {
+  Sha256 hash;
+  for (const auto& [name, text] : bundle.files) {
+    uint64_t sizes[2] = {name.size(), text->size()};
+    hash.update(sizes, sizeof sizes).update(name).update(*text);
+  }
+  bundle.digest = hash.hex_digest();
+}
+
 std::shared_ptr<const HeaderBundle> collect_headers(const std::string& header) {
   auto bundle = std::make_shared<HeaderBundle>();
   const auto& roots = include_roots();
@@ -353,21 +364,39 @@ std::shared_ptr<const HeaderBundle> collect_headers(const std::string& header) {
                         " includes a header named by a macro, which a candidate's #define could point at any file";
     });
   }
-  Sha256 hash;
-  for (const auto& [name, text] : bundle->files) {
-    uint64_t sizes[2] = {name.size(), text->size()};
-    hash.update(sizes, sizeof sizes).update(name).update(*text);
+  digest(*bundle);
+  return bundle;
+}
+
+std::shared_ptr<const HeaderBundle> header_bundle(const std::string& header);
+
+// A header of kevo's template library, served from the binary: the library files it includes
+// under their kevo/ names, and the toolkit headers they include.
+std::shared_ptr<const HeaderBundle> library_bundle(const std::string& header) {
+  auto bundle = std::make_shared<HeaderBundle>();
+  templates::Files served;
+  try {
+    served = templates::served_headers(header);
+  } catch (const std::exception& e) {
+    bundle->error = std::string("kevo's template library: ") + e.what();
+    return bundle;
   }
-  bundle->digest = hash.hex_digest();
+  for (const std::string& toolkit : templates::toolkit_includes(served)) {
+    auto b = header_bundle(toolkit);
+    if (bundle->error.empty()) bundle->error = b->error;
+    bundle->files.insert(b->files.begin(), b->files.end());
+  }
+  for (auto& [name, text] : served) bundle->files[name] = std::make_shared<const std::string>(std::move(text));
+  digest(*bundle);
   return bundle;
 }
 
 std::shared_ptr<const HeaderBundle> header_bundle(const std::string& header) {
-  static std::mutex mutex;
+  static std::recursive_mutex mutex;  // a library header's bundle takes the toolkit's bundles it needs
   static std::map<std::string, std::shared_ptr<const HeaderBundle>> bundles;
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::recursive_mutex> lock(mutex);
   auto& slot = bundles[header];
-  if (!slot) slot = collect_headers(header);
+  if (!slot) slot = templates::is_library_header(header) ? library_bundle(header) : collect_headers(header);
   return slot;
 }
 
@@ -583,7 +612,7 @@ bool is_allowed_header(std::string_view name) {
     return true;
   // Not CUB: its block and warp headers reach Thrust's `#include MACRO` lines (see collect_headers).
   return is_word_under(name, "cooperative_groups/", ".h") || is_word_under(name, "cuda/", "") ||
-         is_word_under(name, "cuda/std/", "");
+         is_word_under(name, "cuda/std/", "") || templates::is_library_header(name);
 }
 
 std::string default_cache_dir() {

@@ -134,42 +134,56 @@ bool read_le(std::string_view bytes, uint64_t offset, T& out) {
 
 }  // namespace
 
-void add_constant_banks_from_cubin(PtxasReport& report, std::string_view cubin) {
-  if (cubin.size() < 64 || cubin.substr(0, 4) != "\x7f" "ELF" || cubin[4] != 2 /* ELFCLASS64 */) return;
+std::vector<CubinSection> cubin_sections(std::string_view cubin) {
+  if (cubin.size() < 64 || cubin.substr(0, 4) != "\x7f" "ELF" || cubin[4] != 2 /* ELFCLASS64 */) return {};
   uint64_t section_table = 0;
   uint16_t entry_size = 0, count = 0, names_index = 0;
   if (!read_le(cubin, 0x28, section_table) || !read_le(cubin, 0x3a, entry_size) ||
       !read_le(cubin, 0x3c, count) || !read_le(cubin, 0x3e, names_index) || entry_size < 64 ||
       names_index >= count)
-    return;
-  auto section = [&](uint16_t i, uint32_t& name, uint64_t& offset, uint64_t& size) {
+    return {};
+  auto section = [&](uint16_t i, uint32_t& name, uint32_t& type, uint64_t& offset, uint64_t& size) {
     uint64_t base = section_table + uint64_t{i} * entry_size;
-    return read_le(cubin, base, name) && read_le(cubin, base + 24, offset) && read_le(cubin, base + 32, size);
+    return read_le(cubin, base, name) && read_le(cubin, base + 4, type) && read_le(cubin, base + 24, offset) &&
+           read_le(cubin, base + 32, size);
   };
-  uint32_t unused;
+  uint32_t unused, type;
   uint64_t names_offset, names_size;
-  if (!section(names_index, unused, names_offset, names_size) || names_offset > cubin.size() ||
+  if (!section(names_index, unused, type, names_offset, names_size) || names_offset > cubin.size() ||
       names_size > cubin.size() - names_offset)
-    return;
+    return {};
   std::string_view names = cubin.substr(names_offset, names_size);
-
-  std::map<std::string, int64_t, std::less<>> per_kernel;
-  int64_t module_bytes = 0;
-  constexpr std::string_view kPrefix = ".nv.constant";
+  std::vector<CubinSection> out;
   for (uint16_t i = 0; i < count; ++i) {
     uint32_t name_at;
     uint64_t offset, size;
-    if (!section(i, name_at, offset, size) || name_at >= names.size()) return;
+    if (!section(i, name_at, type, offset, size) || name_at >= names.size()) return {};
     std::string_view name = names.substr(name_at);
-    name = name.substr(0, name.find('\0'));
+    CubinSection s{std::string(name.substr(0, name.find('\0'))), size, {}};
+    constexpr uint32_t kNoBits = 8;  // SHT_NOBITS: a size, no bytes in the file
+    if (type != kNoBits) {
+      if (offset > cubin.size() || size > cubin.size() - offset) return {};
+      s.bytes = cubin.substr(offset, size);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void add_constant_banks_from_cubin(PtxasReport& report, std::string_view cubin) {
+  std::map<std::string, int64_t, std::less<>> per_kernel;
+  int64_t module_bytes = 0;
+  constexpr std::string_view kPrefix = ".nv.constant";
+  for (const CubinSection& section : cubin_sections(cubin)) {
+    std::string_view name = section.name;
     if (name.substr(0, kPrefix.size()) != kPrefix) continue;
     size_t digits = kPrefix.size();
     while (digits < name.size() && is_digit(name[digits])) ++digits;
     if (digits == kPrefix.size()) continue;
     if (digits == name.size())
-      module_bytes += static_cast<int64_t>(size);
+      module_bytes += static_cast<int64_t>(section.size);
     else if (name[digits] == '.')
-      per_kernel[std::string(name.substr(digits + 1))] += static_cast<int64_t>(size);
+      per_kernel[std::string(name.substr(digits + 1))] += static_cast<int64_t>(section.size);
   }
   for (KernelResources& k : report.kernels) {
     auto it = per_kernel.find(k.name);

@@ -32,6 +32,15 @@ struct PtxasReport {
 // Reads the lines ptxas prints (CUDA 11 to 13 layouts); other lines of the log are ignored.
 PtxasReport parse_ptxas_report(std::string_view log);
 
+// A section of a CUBIN (ELF64): its name and size, and its bytes where the file holds them.
+struct CubinSection {
+  std::string name;        // ".text.kevo_gemm", ".nv.constant0.kevo_gemm", ...
+  uint64_t size = 0;
+  std::string_view bytes;  // into the CUBIN; empty for a section without contents (.nv.shared.*)
+};
+// The sections of a CUBIN in file order; empty for a buffer that is not a well-formed ELF64 file.
+std::vector<CubinSection> cubin_sections(std::string_view cubin);
+
 // ptxas of CUDA 13 no longer prints constant banks for sm_90 and newer; this takes them from
 // the CUBIN's `.nv.constant<bank>[.<kernel>]` sections where the log left them at zero.
 // A buffer that is not a well-formed ELF64 file is left unread.

@@ -89,15 +89,12 @@ std::string ident(const std::string& name);
 std::string candidate_text(const Task& task, const std::string& name, const nlohmann::json& plan,
                            const std::string& comment, const std::string& source);
 
-// The template text a candidate carries (template_source.cpp): each of `paths` (files under
-// templates/, "pool/stream.cuh") with the template files it #includes pasted in where it includes
-// them, every file once and in the order first reached (#pragma once semantics), #pragma once
-// lines dropped. Throws std::logic_error when a template includes a file outside templates/.
-std::string template_sources(const std::vector<std::string>& paths);
-// The same over `files` (path under templates/ -> text) instead of the embedded templates.
-std::string template_sources(const std::vector<std::string>& paths, const std::map<std::string, std::string>& files);
+// The template text a candidate carries (template_source.cpp): an `#include "kevo/<path>"` line
+// for each of `paths` (files under templates/, "pool/stream.cuh"), in order. The Builder serves
+// them to NVRTC from memory; an exported header has them pasted in (core/template_library.h).
+std::string template_includes(const std::vector<std::string>& paths);
 // What a space's candidates carry: templates/common.cuh (which the generated code uses), then
-// the manifest's source and what it includes.
+// the manifest's source.
 std::string candidate_templates(const Manifest& manifest);
 
 // Spaces keep the TaskGraph alive (shared); the Task itself must outlive them.

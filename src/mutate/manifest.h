@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/axis_expr.h"
+#include "core/template_library.h"
 
 namespace kevo::mutate {
 
@@ -58,7 +59,7 @@ struct Manifest {
 Manifest parse_manifest(const std::string& text, const std::string& file);
 
 // Every file under templates/, embedded at build time: relative path -> text.
-const std::map<std::string, std::string>& embedded_templates();
+inline const std::map<std::string, std::string>& embedded_templates() { return templates::files(); }
 // Hex SHA-256 over every embedded template file (path and text, in path order): renders of a
 // genome are the same exactly when this is.
 const std::string& templates_hash();

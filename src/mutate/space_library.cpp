@@ -189,7 +189,7 @@ class LibrarySpace : public DesignSpace {
       comment += "\nThe library's epilogue takes the whole graph: there is no kernel step.";
       plan["steps"] = steps;
       return candidate_text(task, task.name + "_library", plan, comment,
-                            template_sources({"common.cuh"}) + "\n// No kernel: the plan's library step computes the output.\n");
+                            template_includes({"common.cuh"}) + "\n// No kernel: the plan's library step computes the output.\n");
     }
 
     // The kernel: the chosen region's inputs, plus the main op's bias when it corrects the start.

@@ -224,7 +224,7 @@ class SplitSpace : public DesignSpace {
     // global scope); its entry points are extern "C", and using-declarations give them their
     // plain names for the plan.
     std::ostringstream src;
-    src << template_sources({"common.cuh", gemm_->manifest().source, rest_->manifest().source}) << "\n"
+    src << template_includes({"common.cuh", gemm_->manifest().source, rest_->manifest().source}) << "\n"
         << "// The first plan: " << first_ << " and its epilogue, storing " << scratch_ << ".\n"
         << "namespace kevo_first {\n" << a.code << "}  // namespace kevo_first\n\n" << exports << "\n"
         << "// The second plan: the rest of the graph, reading " << scratch_ << " as an input.\n" << b.code;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/candidate.h"
+#include "core/template_library.h"
 #include "core/error.h"
 #include "core/fitness.h"
 #include "eval/runner.h"
@@ -196,6 +197,11 @@ void complete(const store::CampaignContents& c, const std::string& file, std::ve
       throw InputError(Location{file, 0, 0}, "",
                        "the best variant of " + t.name + " (" + b.description +
                            ") has no source in the file and this kevo's templates differ from the campaign's");
+    if (c.templates_hash != mutate::templates_hash() && templates::includes_library(b.source))
+      throw InputError(Location{file, 0, 0}, "",
+                       "the best variant of " + t.name + " (" + b.description +
+                           ") includes kevo's templates, and this kevo's templates differ from the campaign's (kevo " +
+                           c.kevo_commit + "): export it with that kevo");
     b.launches = plan_steps(b.source, *b.task);
   }
 }

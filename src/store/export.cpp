@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/template_library.h"
 #include "store/export_comment.h"
 #include "store/export_launcher.h"
 #include "store/export_names.h"
@@ -19,6 +20,18 @@ namespace {
 
 [[noreturn]] void fail(const Candidate& c, const std::string& where, const std::string& what) {
   throw InputError(Location{c.file, 0, 0}, where, what);
+}
+
+// The candidate with kevo's template library pasted in where it includes it: an exported header
+// includes nothing of kevo's.
+Candidate self_contained(const Candidate& c) {
+  Candidate out = c;
+  try {
+    out.source = templates::inline_library(c.source);
+  } catch (const std::exception& e) {
+    fail(c, "export", e.what());
+  }
+  return out;
 }
 
 }  // namespace
@@ -35,8 +48,9 @@ std::string export_header(const Task& task, const Candidate& c, const ExportProv
   return export_header_in(export_namespace(task), task, c, p, shapes);
 }
 
-std::string export_header_in(const std::string& ns, const Task& task, const Candidate& c, const ExportProvenance& p,
-                             const ExportShapes& shapes) {
+std::string export_header_in(const std::string& ns, const Task& task, const Candidate& candidate,
+                             const ExportProvenance& p, const ExportShapes& shapes) {
+  const Candidate c = self_contained(candidate);
   // ---- the validated workloads: the only shapes the launcher accepts ----
   std::vector<int> validated = p.validated_workloads;
   std::sort(validated.begin(), validated.end());

@@ -400,6 +400,25 @@ extern "C" __global__ void half_sum(__half* out, const __nv_bfloat16* in) {
     EXPECT_FALSE(is_allowed_header(bad)) << bad;
 }
 
+// kevo's template library is served like the toolkit's headers: by its kevo/ names, from memory,
+// with what its files include; nothing else under kevo/ is offered.
+TEST_F(BuilderTest, KevosTemplateLibraryCompilesFromMemory) {
+  BuildResult r = build(request(R"(#include "kevo/common.cuh"
+#include "kevo/gemm/gemm.cuh"
+extern "C" __global__ void k(float* out, const float* in) { out[threadIdx.x] = kevo::load_float(in + threadIdx.x); }
+)",
+                                {"k"}));
+  EXPECT_EQ(r.status, BuildStatus::Ok) << r.error << "\n" << r.log;
+  for (const char* ok : {"kevo/common.cuh", "kevo/gemm/gemm.cuh", "kevo/pool/stream.cuh"})
+    EXPECT_TRUE(is_allowed_header(ok)) << ok;
+  for (const char* bad : {"kevo/", "kevo/none.cuh", "kevo/gemm/manifest.json", "kevo/../templates/common.cuh",
+                          "gemm/gemm.cuh", "common.cuh"})
+    EXPECT_FALSE(is_allowed_header(bad)) << bad;
+  BuildResult unknown = build(request("#include \"kevo/none.cuh\"\n", {}));
+  EXPECT_EQ(unknown.status, BuildStatus::CompileError);
+  EXPECT_NE(unknown.error.find("kevo's template library"), std::string::npos) << unknown.error;
+}
+
 TEST(BuildWire, RequestAndResultRoundTrip) {
   BuildRequest q;
   q.source = "extern \"C\" __global__ void k() {}\n";

@@ -19,7 +19,9 @@
 #include "core/candidate.h"
 #include "core/error.h"
 #include "core/task.h"
+#include "core/template_library.h"
 #include "eval/builder.h"
+#include "eval/ptxas_report.h"
 #include "mutate/manifest.h"
 #include "mutate/space.h"
 #include "tests/support/contract_files.h"
@@ -42,6 +44,8 @@ std::string stem(const std::string& path) {
   const size_t slash = path.rfind('/');
   return path.substr(slash + 1, path.size() - slash - 1 - 5);
 }
+
+constexpr size_t kMaxOwnBytes = 16 << 10;
 
 // Genomes sampled per space here; KEVO_SPACE_SAMPLES raises it (bench/space_bench.sh: 200).
 int samples() {
@@ -77,6 +81,9 @@ TEST_P(TaskSpaces, HaveASpaceWhoseSampledGenomesRenderValidPlansAndCompileForHop
         ASSERT_TRUE(s->legal(g));
         std::string text = s->render(g);
         EXPECT_EQ(text, s->render(g)) << "rendering is not deterministic: " << g.to_string();
+        // A candidate includes its family's templates and carries only its own lines: what a
+        // language model reads of a parent.
+        EXPECT_LE(text.size(), kMaxOwnBytes) << g.to_string() << " renders " << text.size() << " bytes of its own";
         Candidate c;
         try {
           c = parse_candidate(text, g.to_string() + ".cu", task);
@@ -441,7 +448,7 @@ namespace kevo::mutate {
 namespace {
 
 // The families are real CUDA C++: nvcc compiles a rendered instance of each of their kernels (one
-// per manifest), as a user's build would compile an exported kernel.
+// per manifest) with the templates pasted in, as a user's build would compile an exported kernel.
 TEST(Templates, NvccCompilesARenderedInstanceOfEveryFamily) {
   const std::string nvcc = KEVO_NVCC;
   if (nvcc.empty() || access(nvcc.c_str(), X_OK) != 0) GTEST_SKIP() << "no nvcc";
@@ -457,7 +464,7 @@ TEST(Templates, NvccCompilesARenderedInstanceOfEveryFamily) {
   ASSERT_FALSE(one_per_kernel.empty());
   for (const auto& [family, text] : one_per_kernel) {
     std::string file = ::testing::TempDir() + "kevo_nvcc_" + family + ".cu";
-    std::ofstream(file) << text;
+    std::ofstream(file) << templates::inline_library(text);
     // -gencode, not -arch=sm_90a: nvcc 13's -arch=sm_90a also embeds compute_90 PTX, where the
     // gemm family's sm_90a-only paths (wgmma, TMA) stop at their static_asserts.
     std::string cmd = nvcc + " -std=c++17 -gencode=arch=compute_90a,code=sm_90a -c " + file + " -o " + file + ".o 2>&1";
@@ -467,6 +474,46 @@ TEST(Templates, NvccCompilesARenderedInstanceOfEveryFamily) {
     for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
     int rc = p ? pclose(p) : -1;
     EXPECT_EQ(rc, 0) << family << ": " << out;
+  }
+}
+
+// The kernel code (.text.* sections) of a CUBIN by section name.
+std::map<std::string, std::string> kernel_code(const eval::BuildResult& r) {
+  std::map<std::string, std::string> out;
+  for (const eval::CubinSection& s : eval::cubin_sections(r.cubin))
+    if (s.name.rfind(".text.", 0) == 0) out[s.name] = std::string(s.bytes);
+  return out;
+}
+
+// A candidate that includes its templates is the same program as one that carries them pasted in
+// (as candidates did, and exported headers do): the same SASS, kernel for kernel, for Hopper and
+// Blackwell, one rendered instance of every kernel of every family.
+TEST(Templates, ACandidateThatIncludesItsTemplatesCompilesToTheSameSassAsOneWithThemPasted) {
+  std::map<std::string, std::pair<Task, std::string>> one_per_kernel;  // space kind -> task, rendered text
+  std::set<const Manifest*> seen;
+  std::mt19937_64 rng(5);
+  for (const std::string& f : task_files()) {
+    Task t = load_task(kRoot + f);
+    for (const auto& s : lower(t))
+      if (seen.insert(&s->manifest()).second)
+        one_per_kernel.emplace(s->id().substr(0, s->id().find('/')), std::make_pair(t, s->render(s->random_genome(rng))));
+  }
+  ASSERT_GE(one_per_kernel.size(), 10u);
+  for (const auto& [kind, rendered] : one_per_kernel) {
+    const auto& [task, text] = rendered;
+    ASSERT_TRUE(templates::includes_library(text)) << kind;
+    const Candidate included = parse_candidate(text, kind + ".cu", task);
+    const Candidate pasted = parse_candidate(templates::inline_library(text), kind + "_pasted.cu", task);
+    EXPECT_FALSE(templates::includes_library(pasted.source)) << kind;
+    if (included.kernel_names().empty()) continue;
+    for (const char* arch : {"sm_90a", "sm_100a"}) {
+      const eval::BuildResult a = build_uncached(included, arch), b = build_uncached(pasted, arch);
+      ASSERT_EQ(a.status, eval::BuildStatus::Ok) << kind << " " << arch << ": " << a.error;
+      ASSERT_EQ(b.status, eval::BuildStatus::Ok) << kind << " " << arch << ": " << b.error;
+      const auto code_a = kernel_code(a), code_b = kernel_code(b);
+      EXPECT_FALSE(code_a.empty()) << kind << " " << arch;
+      EXPECT_TRUE(code_a == code_b) << kind << " " << arch << ": the kernels' code differs";
+    }
   }
 }
 

@@ -1,5 +1,5 @@
-// The template files as headers: each compiles on its own (NVRTC and nvcc, for Hopper), its
-// #includes reach a candidate pasted once each, the manifests' enum knobs name the template's
+// The template files as headers: each compiles on its own (NVRTC, included and pasted, and nvcc,
+// for Hopper), pasted into an exported header once each, the manifests' enum knobs name the template's
 // enumerators (and renders spell them), and a knob combination the manifest rejects fails to
 // compile with the manifest's own reason, from a static_assert in the template.
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/task.h"
+#include "core/template_library.h"
 #include "eval/builder.h"
 #include "mutate/families.h"
 #include "mutate/manifest.h"
@@ -48,46 +49,33 @@ std::vector<std::string> headers() {
   return out;
 }
 
-TEST(TemplateSources, PasteEveryIncludedFileOnceWhereItIsFirstIncluded) {
-  const std::map<std::string, std::string> files = {
-      {"common.cuh", "#pragma once\nCOMMON\n"},
-      {"f/a.cuh", "// a\n#pragma once\n#include \"../common.cuh\"\n  #  include \"b.cuh\"\nA\n"},
-      {"f/b.cuh", "#pragma once\n#include \"../common.cuh\"\n#include \"a.cuh\"\nB\n"},
-      {"f/toolkit.cuh", "#include <cuda_fp16.h>\nT\n"},
-      {"f/bad.cuh", "#include \"nope.cuh\"\n"},
-      {"f/out.cuh", "#include \"../../x.cuh\"\n"}};
-  EXPECT_EQ(template_sources({"f/a.cuh"}, files), "// a\nCOMMON\nB\nA\n");
-  EXPECT_EQ(template_sources({"common.cuh", "f/b.cuh", "f/a.cuh"}, files), "COMMON\n\n// a\nA\nB\n");
-  EXPECT_EQ(template_sources({"f/toolkit.cuh"}, files), "#include <cuda_fp16.h>\nT\n");  // the toolkit's stay
-  EXPECT_THROW(template_sources({"f/bad.cuh"}, files), std::logic_error);
-  EXPECT_THROW(template_sources({"f/out.cuh"}, files), std::logic_error);
-  EXPECT_THROW(template_sources({"f/none.cuh"}, files), std::out_of_range);
-}
-
-// What a candidate carries of the real templates: no #include or #pragma once is left, and the
-// files the streaming pool kernel includes come once each, before it.
-TEST(TemplateSources, ACandidateCarriesEachTemplateFileOnceAndNoInclude) {
-  const std::string text = template_sources({"common.cuh", "pool/stream.cuh"});
+// What an exported header carries of the real templates: no #include or #pragma once is left, and
+// the files the streaming pool kernel includes come once each, before it.
+TEST(TemplateSources, PastedTheyCarryEachTemplateFileOnceAndNoInclude) {
+  const std::string text = templates::pasted({"common.cuh", "pool/stream.cuh"});
   EXPECT_EQ(text.find("#include"), std::string::npos);
   EXPECT_EQ(text.find("#pragma once"), std::string::npos);
   EXPECT_EQ(count(text, "struct Sum {"), 1u);              // common.cuh
   EXPECT_EQ(count(text, "struct PoolOp {"), 1u);           // pool/pool.cuh
   EXPECT_LT(text.find("struct PoolOp {"), text.find("struct StreamMax {"));
   for (const std::string& h : headers()) {
-    const std::string one = template_sources({h});
+    const std::string one = templates::pasted({h});
     EXPECT_EQ(one.find("#include"), std::string::npos) << h;
     EXPECT_EQ(count(one, "void load_vec("), 1u) << h;  // every header includes common.cuh
   }
 }
 
-// Every header of templates/ is a real header: NVRTC compiles it with its includes pasted, as a
-// candidate carries it, and nvcc compiles a file that includes it from the source tree.
-TEST(Templates, EveryHeaderCompilesOnItsOwnWithNvrtc) {
+// Every header of templates/ is a real header: NVRTC compiles a source that includes it as a
+// candidate does (served from memory), and one with it pasted in as an exported header carries
+// it; nvcc compiles a file that includes it from the source tree.
+TEST(Templates, EveryHeaderCompilesOnItsOwnWithNvrtcIncludedAndPasted) {
   const std::vector<std::string> all = headers();
   EXPECT_GE(all.size(), 14u);
   for (const std::string& h : all) {
-    eval::BuildResult r = nvrtc(template_sources({h}));
-    EXPECT_EQ(r.status, eval::BuildStatus::Ok) << h << ": " << r.error << "\n" << r.log;
+    eval::BuildResult included = nvrtc(template_includes({h}));
+    EXPECT_EQ(included.status, eval::BuildStatus::Ok) << h << ": " << included.error << "\n" << included.log;
+    eval::BuildResult pasted = nvrtc(templates::pasted({h}));
+    EXPECT_EQ(pasted.status, eval::BuildStatus::Ok) << h << ": " << pasted.error << "\n" << pasted.log;
   }
 }
 
