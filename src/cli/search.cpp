@@ -330,6 +330,9 @@ void add_search_options(po::options_description& opts, search::CampaignConfig& c
       }), "share of template parents the model rewrites (the others get template mutations); auto: a bandit")(
       "llm-mix", po::value(&l.mix)->default_value(l.mix), "the template policy beside the model: random, learned")(
       "llm-inspirations", po::value(&l.inspirations)->default_value(l.inspirations), "other elites shown in a prompt")(
+      "llm-max-prompt-tokens", po::value(&l.max_prompt_tokens)->default_value(l.max_prompt_tokens),
+      "tokens a prompt may take (the server's tokenizer counts them where it has one); library parts and other "
+      "elites are shown while they fit")(
       "between-generations", po::value(&l.between_generations), "shell command run after each committed generation")(
       "load-adapter", po::value(&l.adapter_path), "after that command: load this LoRA adapter into vLLM and sample from it")(
       "adapter-name", po::value(&l.adapter_name)->default_value("kevo-adapter"), "the name --load-adapter serves it as");

@@ -240,6 +240,8 @@ struct LlmClient::Impl {
   std::condition_variable slot_freed;
   int in_flight = 0;
 
+  std::atomic<bool> no_tokenizer{false};  // the server answered /tokenize with anything but a count
+
   bool budget_spent_locked() const {
     return config.token_budget > 0 && stats.prompt_tokens + stats.completion_tokens >= config.token_budget;
   }
@@ -423,6 +425,24 @@ bool LlmClient::budget_spent() const {
 LlmStats LlmClient::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->stats;
+}
+
+std::optional<int64_t> LlmClient::count_tokens(const std::string& text) {
+  if (impl_->no_tokenizer) return std::nullopt;
+  std::string url = impl_->config.base_url;
+  if (url.size() >= 3 && url.compare(url.size() - 3, 3, "/v1") == 0) url.resize(url.size() - 3);
+  url += "/tokenize";
+  EasyHandle handle;
+  HeaderList headers(impl_->api_key);
+  Exchange ex = handle.post(url, json{{"model", model()}, {"prompt", text}, {"add_special_tokens", false}}.dump(),
+                            headers.list, impl_->config.connect_timeout_seconds * 3, impl_->config.connect_timeout_seconds);
+  if (ex.code == CURLE_OK && ex.status >= 200 && ex.status < 300) {
+    const json j = json::parse(ex.body, nullptr, false);
+    if (j.is_object() && j.contains("count") && j["count"].is_number_integer() && j["count"].get<int64_t>() >= 0)
+      return j["count"].get<int64_t>();
+  }
+  impl_->no_tokenizer = true;
+  return std::nullopt;
 }
 
 void LlmClient::load_adapter(const std::string& name, const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,11 @@ class LlmClient {
   void add_usage(int64_t prompt_tokens, int64_t completion_tokens);
   bool budget_spent() const;
   LlmStats stats() const;
+
+  // The served model's token count of `text`, from the server's tokenizer: vLLM's
+  // POST {server}/tokenize {"model", "prompt"} -> {"count"} ({server} is base_url without its
+  // /v1). nullopt when the server has none: after one failed answer it is not asked again.
+  std::optional<int64_t> count_tokens(const std::string& text);
 
   // vLLM's runtime adapter endpoints (VLLM_ALLOW_RUNTIME_LORA_UPDATING=True on the server):
   // POST {base_url}/load_lora_adapter {"lora_name", "lora_path"} and /unload_lora_adapter {"lora_name"}.

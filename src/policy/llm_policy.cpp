@@ -16,106 +16,15 @@
 #include "core/candidate.h"
 #include "core/error.h"
 #include "core/sha256.h"
+#include "core/template_library.h"
 #include "mutate/edit.h"
+#include "policy/llm_prompt.h"
 
 namespace kevo::policy {
 
 namespace {
 
 using nlohmann::json;
-
-const char* kSystemPrompt =
-    "You are an expert CUDA performance engineer. You improve one candidate kernel for kevo, a search "
-    "engine that compiles every candidate with NVRTC, checks it against a PyTorch reference on fresh "
-    "inputs and times it on the GPU. The faster a correct candidate runs, the higher it scores; a wrong, "
-    "failing or slower one scores nothing.";
-
-const char* kRules =
-    "## Rules\n"
-    "- A candidate is CUDA device code plus exactly one `/* kevo-plan {...} */` comment: the launch plan "
-    "(kernels by name expression, grid, block, dynamic shared memory, arguments as buffers or integer "
-    "expressions over the task's axes and `num_sms`). Kernels are `extern \"C\" __global__` or named "
-    "template instantiations, exactly as the plan names them.\n"
-    "- Device code only: no `#include` (the candidate is compiled on its own), no host code runs. Keep "
-    "every kernel's parameters in step with the plan's `args`.\n"
-    "- The result must match the reference within the tolerance on every workload, including the small "
-    "one, and must not read or write out of bounds.\n"
-    "- Reply with one or more SEARCH/REPLACE blocks that edit the current candidate, each copying the "
-    "lines to replace exactly:\n"
-    "<<<<<<< SEARCH\n(lines of the current candidate)\n=======\n(their replacement)\n>>>>>>> REPLACE\n"
-    "  or with the whole new candidate in one ```cuda block. To change the launch plan, edit the "
-    "kevo-plan comment in place (or give the new plan in one ```json block). Say briefly what you "
-    "changed and why before the code.\n";
-
-std::string shape_text(const TensorDecl& t) {
-  std::string s = "[";
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    if (i) s += ", ";
-    s += t.shape[i].expr.empty() ? std::to_string(t.shape[i].size) : t.shape[i].expr;
-  }
-  return s + "] " + dtype_name(t.dtype);
-}
-
-std::string task_text(const Task& task, const std::string& target) {
-  std::ostringstream o;
-  o << "## Task: " << task.name << "\n";
-  if (!task.description.empty()) o << task.description << "\n";
-  o << "\nReference (PyTorch):\n```python\n" << task.reference << (task.reference.empty() || task.reference.back() == '\n' ? "" : "\n")
-    << "```\n";
-  for (const auto& t : task.inputs) o << "- input `" << t.name << "`: " << shape_text(t) << "\n";
-  for (const auto& t : task.outputs) o << "- output `" << t.name << "`: " << shape_text(t) << "\n";
-  o << "- workloads:";
-  for (const Workload& w : task.workloads) {
-    o << " {";
-    bool first = true;
-    for (const auto& [axis, v] : w.axes) {
-      o << (first ? "" : ", ") << axis << "=" << v;
-      first = false;
-    }
-    o << "}";
-    // The model should know which shapes the fitness times and how much each counts.
-    if (!w.timed) o << " (checked for correctness, not timed)";
-    else if (w.weight != 1) o << " (weight " << w.weight << ")";
-  }
-  o << "\n- tolerance: atol " << task.tolerance.atol << ", rtol " << task.tolerance.rtol << "\n";
-  if (!task.notes.empty()) o << "- notes: " << task.notes << "\n";
-  o << "- target GPU: " << (target.empty() ? std::string("NVIDIA Hopper or Blackwell (sm_90a / sm_100a)") : target)
-    << "\n";
-  return o.str();
-}
-
-std::string fitness_text(double f) {
-  std::ostringstream o;
-  o.precision(3);
-  o << f << "x";
-  return o.str();
-}
-
-std::string fenced(const std::string& source) {
-  return "```cuda\n" + source + (source.empty() || source.back() == '\n' ? "" : "\n") + "```\n";
-}
-
-// The chat messages for one parent, as a JSON array (the prompt recorded with every sample).
-json prompt_for(const Context& ctx, const Request& r, const LlmPolicyConfig& c) {
-  std::ostringstream u;
-  u << task_text(*ctx.task, ctx.target) << "\n";
-  u << "## Current candidate (" << fitness_text(r.parent.fitness)
-    << " speedup over PyTorch eager on the task's weighted mix of timed workloads; the best of the search so far: " << fitness_text(ctx.best_fitness)
-    << ")\n"
-    << fenced(r.parent.source);
-  if (!r.parent.report.empty()) u << "\n## Its measurement\n" << r.parent.report << "\n";
-  int shown = 0;
-  for (const Parent& e : r.inspirations) {
-    if (shown >= c.inspirations || e.variant == r.parent.variant || e.source.empty()) continue;
-    if (shown++ == 0) u << "\n## Other candidates of the search, for ideas (do not edit these)\n";
-    std::string src = e.source;
-    if (static_cast<int>(src.size()) > c.max_prompt_source)
-      src = src.substr(0, static_cast<size_t>(c.max_prompt_source)) + "\n// ... (cut)\n";
-    u << "\n### " << fitness_text(e.fitness) << "\n" << fenced(src);
-  }
-  u << "\n" << kRules;
-  return json::array({json{{"role", "system"}, {"content", kSystemPrompt}}, json{{"role", "user"}, {"content", u.str()}}});
-}
 
 // The kevo-plan comment of a source: [begin, end) of the whole comment, or npos.
 std::pair<size_t, size_t> plan_comment(const std::string& s) {
@@ -125,8 +34,20 @@ std::pair<size_t, size_t> plan_comment(const std::string& s) {
   return {b, e == std::string::npos ? std::string::npos : e + 2};
 }
 
+// The header an `#include "NAME"` line names (after the directive word), or empty.
+std::string quoted_header(const std::string& rest) {
+  const size_t open = rest.find_first_not_of(" \t");
+  if (open == std::string::npos || rest[open] != '"') return "";
+  const size_t close = rest.find('"', open + 1);
+  if (close == std::string::npos) return "";
+  const size_t after = rest.find_first_not_of(" \t", close + 1);
+  if (after != std::string::npos && rest.compare(after, 2, "//") != 0) return "";
+  return rest.substr(open + 1, close - open - 1);
+}
+
 // Nothing but device code may reach NVRTC: an #include could read the node's files into a compile
-// log, and that log goes back into the next prompt.
+// log, and that log goes back into the next prompt. kevo's template library is the exception: the
+// Builder serves it from memory.
 void check_device_only(const std::string& source) {
   std::istringstream in(source);
   std::string line;
@@ -139,10 +60,13 @@ void check_device_only(const std::string& source) {
     if (t[0] == '#') {
       size_t k = t.find_first_not_of(" \t", 1);
       std::string directive = k == std::string::npos ? "" : t.substr(k);
+      if (directive.rfind("include", 0) == 0 && templates::is_library_header(quoted_header(directive.substr(7))))
+        continue;
       for (const char* bad : {"include", "embed", "line"})
         if (directive.rfind(bad, 0) == 0)
           throw std::runtime_error("candidate line " + std::to_string(n) + ": #" + bad +
-                                   " is not allowed (device code only; the candidate is compiled on its own)");
+                                   " is not allowed (device code only; only kevo's template library may be included, "
+                                   "as #include \"kevo/...\")");
     }
     if (t.find("__has_include") != std::string::npos)
       throw std::runtime_error("candidate line " + std::to_string(n) + ": __has_include is not allowed");
@@ -279,15 +203,18 @@ class LlmPolicy : public Policy, public SourceEditor {
     struct Ask {
       std::vector<size_t> slots;
       std::string prompt;
+      std::string refused;              // why the prompt is not sent (over its token budget)
       std::vector<LlmSample> recorded;  // when replaying
     };
     std::vector<Ask> asks;
     for (const auto& [parent, slots] : by_parent) {
-      const std::string prompt = prompt_for(ctx, requests[slots.front()], c_).dump();
+      const Prompt built = build_prompt(ctx, requests[slots.front()], c_, [this](const std::string& t) { return tokens(t); });
+      const std::string prompt = built.messages.dump();
       for (size_t k = 0; k < slots.size(); k += n) {
         Ask a;
         a.slots.assign(slots.begin() + static_cast<long>(k), slots.begin() + static_cast<long>(std::min(slots.size(), k + n)));
         a.prompt = prompt;
+        a.refused = built.refused;
         auto rec = replay_.find(key(ctx.generation, prompt));
         if (rec != replay_.end() && !rec->second.empty()) {
           a.recorded = std::move(rec->second.front());
@@ -299,7 +226,7 @@ class LlmPolicy : public Policy, public SourceEditor {
     std::vector<ChatRequest> live;
     std::vector<size_t> live_of;
     for (size_t k = 0; k < asks.size(); ++k) {
-      if (!asks[k].recorded.empty()) continue;
+      if (!asks[k].recorded.empty() || !asks[k].refused.empty()) continue;
       ChatRequest cr;
       for (const json& m : json::parse(asks[k].prompt)) cr.messages.push_back({m.at("role"), m.at("content")});
       cr.samples = static_cast<int>(asks[k].slots.size());
@@ -318,6 +245,11 @@ class LlmPolicy : public Policy, public SourceEditor {
       std::vector<LlmSample> samples;
       if (!a.recorded.empty()) {
         samples = a.recorded;  // statuses re-derive below; the recorded text is what matters
+      } else if (!a.refused.empty()) {
+        LlmSample s;
+        s.status = "prompt_too_long";
+        s.error = a.refused;
+        samples.push_back(s);
       } else {
         const ChatResult& res = *result_of[k];
         if (!res.ok) {
@@ -342,7 +274,7 @@ class LlmPolicy : public Policy, public SourceEditor {
         s.prompt = a.prompt;
         s.generation = ctx.generation;
         if (s.model.empty()) s.model = model;
-        if (s.status == "request_failed" && s.response.empty()) {
+        if ((s.status == "request_failed" || s.status == "prompt_too_long") && s.response.empty()) {
           pending_.push_back(s);
           continue;
         }
@@ -372,7 +304,18 @@ class LlmPolicy : public Policy, public SourceEditor {
     }
   }
 
+  // A text's tokens by the server's tokenizer, else estimated; texts repeat across prompts (the
+  // rules, the library's parts), so counts are kept.
+  int64_t tokens(const std::string& text) {
+    const std::string h = sha256_hex(text);
+    auto known = token_counts_.find(h);
+    if (known != token_counts_.end()) return known->second;
+    const std::optional<int64_t> n = client_->count_tokens(text);
+    return token_counts_[h] = n ? *n : estimate_tokens(text);
+  }
+
   LlmPolicyConfig c_;
+  std::map<std::string, int64_t> token_counts_;
   std::shared_ptr<LlmClient> client_;
   std::unique_ptr<Policy> templates_;
   std::vector<LlmSample> pending_;
@@ -388,6 +331,7 @@ void validate(const LlmPolicyConfig& c) {
   if (c.samples < 1 || c.samples > 64) throw std::runtime_error("--llm-samples: must be between 1 and 64");
   if (c.inspirations < 0 || c.inspirations > 16) throw std::runtime_error("--llm-inspirations: must be between 0 and 16");
   if (c.max_prompt_source < 256) throw std::runtime_error("--llm-max-prompt-source: must be at least 256");
+  if (c.max_prompt_tokens < 1024) throw std::runtime_error("--llm-max-prompt-tokens: must be at least 1024");
 }
 
 std::string child_source(const std::string& parent_source, const std::string& reply) {

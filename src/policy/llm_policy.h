@@ -3,6 +3,7 @@
 // It is a Policy and a SourceEditor.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,10 @@ struct LlmPolicyConfig {
   int samples = 4;            // completions per chat request (the API's n): children of one parent, one RL group
   int inspirations = 2;       // elites of the island shown in the prompt besides the parent
   int max_prompt_source = 32768;  // characters of an inspiration's source shown (the parent's is always whole)
+  // Tokens a prompt may take, counted with the served model's tokenizer where the server has one
+  // (else estimated): the library parts and other elites shown stop there; a prompt whose required
+  // part exceeds it is not sent (its sample says why).
+  int64_t max_prompt_tokens = 16384;
 };
 
 // Checks the values; throws std::runtime_error whose message starts with the flag.

@@ -12,15 +12,18 @@ namespace kevo::search {
 
 using nlohmann::json;
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LlmSettings, url, model, api_key_env, temperature, max_tokens, samples, concurrency,
-                                   timeout_seconds, retries, token_budget, weight, mix, inspirations,
-                                   between_generations, adapter_name, adapter_path)
+// A field a campaign file written before it was added takes its default.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LlmSettings, url, model, api_key_env, temperature, max_tokens, samples,
+                                                concurrency, timeout_seconds, retries, token_budget, weight, mix,
+                                                inspirations, max_prompt_tokens, between_generations, adapter_name,
+                                                adapter_path)
 
 policy::LlmPolicyConfig llm_policy_config(const LlmSettings& l) {
   policy::LlmPolicyConfig pc;
   pc.weight = l.weight;
   pc.samples = l.samples;
   pc.inspirations = l.inspirations;
+  pc.max_prompt_tokens = l.max_prompt_tokens;
   return pc;
 }
 
@@ -101,6 +104,8 @@ std::string config_to_json(const CampaignConfig& c) {
   j["max_seconds"] = c.max_seconds;
   j["torch_baseline"] = c.torch_baseline;
   j["llm"] = c.llm;  // the API key is not there: only the name of its variable
+  // A prompt budget is kept only where it is not the default: files of other campaigns stay as they were.
+  if (c.llm.max_prompt_tokens == LlmSettings{}.max_prompt_tokens) j["llm"].erase("max_prompt_tokens");
   if (c.checkpoint_every != CampaignConfig{}.checkpoint_every) j["checkpoint_every"] = c.checkpoint_every;
   if (c.screen) j["screen"] = true;  // files of campaigns without screening stay as they were
   return j.dump();

@@ -27,6 +27,7 @@ struct LlmSettings {
   double weight = 0.5;                 // share of template parents sent to the model; < 0: a bandit decides
   std::string mix = "random";          // the template policy beside it: random or learned
   int inspirations = 2;
+  int64_t max_prompt_tokens = 16384;   // a prompt's tokens at most (policy/llm_prompt.h)
   std::string between_generations;     // a shell command run after each committed generation
   std::string adapter_name, adapter_path;  // then: (re)load this LoRA adapter into vLLM and use it as the model
 };

@@ -62,6 +62,15 @@ std::string measurement_report(const store::MeasurementRecord& m, const Task& ta
       o << ", DRAM floor " << w.floor_ms << " ms (" << static_cast<int>(w.floor_ms / w.median_ms * 100 + 0.5) << "% of it)";
     o << "\n";
   }
+  // Where time is lost: the timed workload furthest behind eager.
+  const store::WorkloadRecord* slowest = nullptr;
+  int timed = 0;
+  for (const store::WorkloadRecord& w : m.workloads)
+    if (w.speedup > 0) {
+      ++timed;
+      if (!slowest || w.speedup < slowest->speedup) slowest = &w;
+    }
+  if (timed > 1) o << "slowest against PyTorch eager: workload " << slowest->workload << " (" << slowest->speedup << "x)\n";
   return o.str();
 }
 

@@ -121,7 +121,7 @@ struct LlmSampleRecord {
   int64_t variant = -1;           // the child it became; -1 when none did
   std::string prompt;             // JSON array of chat messages {role, content}
   std::string response;           // the completion; empty when the request failed
-  std::string status;             // "ok", "duplicate", "request_failed", "bad_reply", "edit_failed", "rejected"
+  std::string status;             // "ok", "duplicate", "prompt_too_long", "request_failed", "bad_reply", "edit_failed", "rejected"
   std::string error;              // one line; empty when ok
   std::string model;
   int64_t prompt_tokens = 0, completion_tokens = 0;

@@ -22,6 +22,7 @@
 
 #include "policy/llm_client.h"
 #include "tests/support/llm_stub.h"
+#include "tests/support/test_tokenizer.h"
 
 namespace kevo::policy {
 namespace {
@@ -364,6 +365,28 @@ TEST(LlmClientValidate, NamesTheFlag) {
   LlmClientConfig bad = good;
   bad.base_url = "localhost:8000";
   EXPECT_THROW(LlmClient{bad}, std::runtime_error);
+}
+
+
+// Token counts come from the server's tokenizer (vLLM's /tokenize, beside /v1); a server without
+// one is asked once, and then the caller estimates.
+TEST_F(LlmClientTest, CountsTokensWithTheServersTokenizerAndAsksOneWithoutItOnce) {
+  const std::string text = "__global__ void kernel(float* x) {\n  x[0] = 1;\n}\n";
+  {
+    LlmClient client(config(start({{"tokenizer", true}})));
+    const std::optional<int64_t> n = client.count_tokens(text);
+    ASSERT_TRUE(n.has_value());
+    EXPECT_EQ(*n, testing::test_tokens(text));
+    const std::vector<json> lines = log();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0]["path"], "/tokenize");
+    EXPECT_EQ(lines[0]["body"]["model"], "stub-model");
+    EXPECT_EQ(lines[0]["body"]["prompt"], text);
+  }
+  LlmClient client(config(start(json::object())));
+  EXPECT_FALSE(client.count_tokens(text).has_value());
+  EXPECT_FALSE(client.count_tokens(text).has_value());
+  EXPECT_EQ(log().size(), 1u);
 }
 
 }  // namespace

@@ -47,11 +47,16 @@ TEST(LlmChildSource, AJsonPlanReplacesThePlanComment) {
 
 TEST(LlmChildSource, OnlyDeviceCodePasses) {
   for (const char* bad : {"#include <cstdio>", "  #  include \"/etc/passwd\"", "#line 1 \"x\"",
-                          "#if __has_include(<x>)\n#endif"}) {
+                          "#if __has_include(<x>)\n#endif", "#include \"kevo/nope.cuh\"",
+                          "#include \"kevo/gemm/manifest.json\"", "#include \"kevo/common.cuh\" x",
+                          "#include <kevo/common.cuh>"}) {
     const std::string reply = std::string("```cuda\n") + bad + "\n__global__ void k() {}\n```\n";
     EXPECT_THROW(child_source(kParent, reply), std::runtime_error) << bad;
   }
   EXPECT_NO_THROW(child_source(kParent, "```cuda\n#pragma unroll\n#define N 4\n__global__ void k() {}\n```\n"));
+  // kevo's template library, which the Builder serves from memory, may be included.
+  EXPECT_NO_THROW(child_source(
+      kParent, "```cuda\n#include \"kevo/common.cuh\"\n  # include \"kevo/gemm/gemm.cuh\"  // the GEMM\n__global__ void k() {}\n```\n"));
 }
 
 TEST(LlmChildSource, UnusableRepliesSayWhy) {

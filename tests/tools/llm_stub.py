@@ -4,8 +4,12 @@
 Usage: llm_stub.py --script SCRIPT.json [--log LOG.jsonl]
 
 Binds 127.0.0.1 on a free port, prints "PORT <n>" as its first line and serves until killed.
-SCRIPT.json is {"responses": [entry, ...], "default": entry}: each POST /v1/chat/completions takes
-the next entry, then "default" (none: HTTP 500). Entry fields, all optional:
+SCRIPT.json is {"responses": [entry, ...], "default": entry, "tokenizer": bool}: each POST
+/v1/chat/completions takes the next entry, then "default" (none: HTTP 500). With "tokenizer" true,
+POST /tokenize {"prompt"} answers {"count"} by the test tokenizer (tests/support/test_tokenizer.h:
+each run of up to 4 word characters is a token, each other non-blank character one, each line
+break one) and takes no entry; without it /tokenize is 404, as on a server that has none.
+Entry fields, all optional:
   content / contents  the completion, repeated n times / the completions, cycled to n
   status              HTTP status (200); other than 200 the body is {"error": {"message": ...}}
   message             that error message (a stock one otherwise)
@@ -19,6 +23,7 @@ Standard library only.
 """
 import argparse
 import json
+import re
 import signal
 import sys
 import threading
@@ -26,6 +31,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CHAT_PATH = "/v1/chat/completions"
+TOKENIZE_PATH = "/tokenize"
+TEST_TOKEN = re.compile(r"[A-Za-z0-9_\x80-\U0010ffff]{1,4}|\n|[^A-Za-z0-9_\x80-\U0010ffff\s]")
 ADAPTER_PATHS = ("/v1/load_lora_adapter", "/v1/unload_lora_adapter")
 
 
@@ -35,6 +42,7 @@ class Script:
     def __init__(self, data):
         self.responses = list(data.get("responses", []))
         self.default = data.get("default")
+        self.tokenizer = bool(data.get("tokenizer", False))
         self.next = 0
         self.lock = threading.Lock()
 
@@ -122,6 +130,10 @@ class Handler(BaseHTTPRequestHandler):
 
         if self.path in ADAPTER_PATHS:
             self.send(200, "Success.", content_type="text/plain")
+            return
+        if self.path == TOKENIZE_PATH and self.server.script.tokenizer:
+            count = len(TEST_TOKEN.findall(str((body or {}).get("prompt", ""))))
+            self.send(200, json.dumps({"count": count, "max_model_len": 32768}))
             return
         if self.path != CHAT_PATH:
             self.send(404, json.dumps({"error": {"message": "no such path: " + self.path}}))
