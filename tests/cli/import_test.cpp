@@ -2,13 +2,16 @@
 // kevo's own (tests/tools/), the contracts it writes, refusals and bad arguments.
 #include <gtest/gtest.h>
 
-#include "tests/cli/run_kevo.h"
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_kevo.h"
 
 namespace {
 
@@ -87,6 +90,25 @@ TEST_F(KevoImport, FlashInferDefinitionTakesItsWorkloads) {
   EXPECT_NE(r.out.find(path + " loads: 3 inputs, 1 output, 8 workloads"), std::string::npos) << r.out;
   Result c = kevo("check " + path);
   EXPECT_EQ(c.status, 0) << c.out;
+}
+
+// SOL-ExecBench's definitions (its <problem>/definition.json beside workload.jsonl) as their authors
+// wrote them: run() under @torch.no_grad() with annotations and asserts, an input generator, null
+// descriptions, a scalar input without a shape, an axis derived from another.
+TEST_F(KevoImport, ASolExecBenchDefinitionImportsAsItsAuthorWroteIt) {
+  std::string path = out("sol_style.json");
+  Result r = kevo("import flashinfer " + kFlashInfer + "sol_style/definition.json -o " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(path + " loads: 3 inputs, 1 output, 3 workloads"), std::string::npos) << r.out;
+  Result c = kevo("check " + path);
+  EXPECT_EQ(c.status, 0) << c.out;
+  const nlohmann::json contract = nlohmann::json::parse(std::ifstream(path));
+  EXPECT_EQ(contract.at("inputs").at("w").at("shape"), nlohmann::json::array({"width // 2"}));
+  EXPECT_EQ(contract.at("inputs").at("eps").at("shape"), nlohmann::json::array());
+  EXPECT_FALSE(contract.at("axes").contains("half"));
+  const std::string reference = contract.at("reference");
+  for (const char* gone : {"@torch.no_grad", "assert", "make_inputs", ": torch.Tensor"})
+    EXPECT_EQ(reference.find(gone), std::string::npos) << gone;
 }
 
 // A translation kevo's parser refuses is reported with kevo's own error (a stand-in importer that

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 
 SUPPORTED = {"float32", "float16", "bfloat16", "int64", "int32", "bool"}
 KEEP = ("name", "description", "op_type", "tags", "axes", "inputs", "outputs", "reference", "constraints")
@@ -56,7 +57,14 @@ def default_workloads_path(definition_path: str) -> str | None:
         if candidate and os.path.isfile(candidate):
             return candidate
     sibling = norm[: -len(".json")] + ".jsonl" if norm.endswith(".json") else None
-    return sibling if sibling and os.path.isfile(sibling) else None
+    if sibling and os.path.isfile(sibling):
+        return sibling
+    # SOL-ExecBench's layout: <problem>/definition.json beside <problem>/workload.jsonl.
+    for name in ("workload.jsonl", "workloads.jsonl"):
+        candidate = os.path.join(os.path.dirname(norm), name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
 
 
 def spread(workloads: list, limit: int) -> list:
@@ -102,7 +110,9 @@ def translate(definition: dict, workloads: list, max_workloads: int, tolerance: 
         if dtype not in SUPPORTED:
             raise ImportError_(f"{source}: input '{iname}' is {dtype}, which kevo does not support "
                                f"(it supports {', '.join(sorted(SUPPORTED))})")
-        entry = {k: v for k, v in spec.items() if k in ("shape", "dtype", "description")}
+        entry = {k: v for k, v in spec.items() if k in ("shape", "dtype", "description") and v is not None}
+        if spec.get("shape", None) is None:
+            entry["shape"] = []  # a scalar input (SOL-ExecBench: "shape": null): a 0-d tensor
         init = _input_init(iname, dtype, chosen, notes)
         if init:
             entry["init"] = init
@@ -110,15 +120,154 @@ def translate(definition: dict, workloads: list, max_workloads: int, tolerance: 
     for oname, spec in definition["outputs"].items():
         if spec.get("dtype") not in SUPPORTED:
             raise ImportError_(f"{source}: output '{oname}' is {spec.get('dtype')}, which kevo does not support")
-    doc = {k: definition[k] for k in KEEP if k in definition}
+    doc = {k: definition[k] for k in KEEP if k in definition and definition[k] is not None}
     if "op_type" not in doc and isinstance(definition.get("type"), str):
         doc["op_type"] = definition["type"]  # the field's earlier name
-    doc["reference"] = tuple_returns(definition["reference"], list(definition["outputs"]), notes)
+    reference = tuple_returns(definition["reference"], list(definition["outputs"]), notes)
+    reference = drop_input_generator(reference, definition.get("custom_inputs_entrypoint"), notes)
+    reference = drop_asserts(plain_signature(drop_no_grad(reference, notes), notes), notes)
+    doc["reference"] = reference
     doc["inputs"] = inputs
+    doc["outputs"] = {o: _without_nulls(spec) for o, spec in definition["outputs"].items()}
+    doc["axes"], expressions = _axes_without_expressions(definition["axes"], source)
+    for group in ("inputs", "outputs"):
+        for spec in doc[group].values():
+            if isinstance(spec.get("shape"), list):
+                spec["shape"] = [_substitute(d, expressions) for d in spec["shape"]]
     doc["workloads"] = [{a: int(w["axes"][a]) for a in var_axes} for w in chosen]
     doc["tolerance"] = {"atol": tolerance, "rtol": tolerance}
     doc["notes"] = notes
     return doc
+
+
+def _without_nulls(spec: dict) -> dict:
+    """A spec without its null fields (SOL-ExecBench writes `"description": null`)."""
+    return {k: v for k, v in spec.items() if v is not None} if isinstance(spec, dict) else spec
+
+
+def _axes_without_expressions(axes: dict, source: str) -> tuple:
+    """The axes kevo declares, and the derived ones ({"type": "expr", "expression": "d // 2"}) as
+    name -> expression: kevo's shapes take integer expressions over axes, so a derived axis is
+    written out where a shape names it."""
+    kept, expressions = {}, {}
+    for name, spec in axes.items():
+        if not isinstance(spec, dict):
+            raise ImportError_(f"{source}: axis '{name}' is not an object")
+        if spec.get("type") == "expr":
+            if not isinstance(spec.get("expression"), str):
+                raise ImportError_(f"{source}: axis '{name}' is an expression without an 'expression'")
+            expressions[name] = spec["expression"]
+        else:
+            kept[name] = _without_nulls(spec)
+    for _ in range(len(expressions)):  # a derived axis may be derived from another
+        expressions = {n: _substitute(e, expressions) for n, e in expressions.items()}
+    return kept, expressions
+
+
+def _substitute(dim, expressions: dict):
+    """A shape entry with each derived axis replaced by its expression (parenthesised inside a larger one)."""
+    if not isinstance(dim, str) or not expressions:
+        return dim
+    if dim in expressions:
+        return expressions[dim]
+    return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({expressions[m.group(0)]})" if m.group(0) in expressions
+                  else m.group(0), dim)
+
+
+def _run_function(tree):
+    return next((fn for fn in tree.body if isinstance(fn, ast.FunctionDef) and fn.name == "run"), None)
+
+
+def drop_no_grad(reference: str, notes: list) -> str:
+    """run() decorated with @torch.no_grad() or @torch.inference_mode() (SOL-ExecBench's references
+    are): kevo's references compute no gradients anyway, so the decorator lines go."""
+    try:
+        tree = ast.parse(reference)
+    except SyntaxError:
+        return reference
+    fn = _run_function(tree)
+    if fn is None or not fn.decorator_list:
+        return reference
+    lines = reference.splitlines(keepends=True)
+    for d in fn.decorator_list:
+        call = d.func if isinstance(d, ast.Call) else d
+        name = ast.unparse(call)
+        if name not in ("torch.no_grad", "torch.inference_mode", "no_grad", "inference_mode"):
+            return reference  # kevo's parser names the decorator it refuses
+        for i in range(d.lineno - 1, d.end_lineno):  # the decorator's line(s), blanked to keep line numbers
+            lines[i] = "\n"
+    notes.append("run()'s @torch.no_grad() dropped: kevo's references compute no gradients")
+    return "".join(lines)
+
+
+def plain_signature(reference: str, notes: list) -> str:
+    """run()'s parameter and return annotations (`x: torch.Tensor`, `-> torch.Tensor`) dropped: the
+    contract declares every input's shape and dtype. Line numbers stay."""
+    try:
+        tree = ast.parse(reference)
+    except SyntaxError:
+        return reference
+    fn = _run_function(tree)
+    a = fn.args if fn else None
+    if fn is None or fn.body[0].lineno <= fn.lineno or a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        return reference
+    if fn.returns is None and not any(arg.annotation for arg in a.args):
+        return reference
+    defaults = [None] * (len(a.args) - len(a.defaults)) + list(a.defaults)
+    params = [arg.arg + ("" if d is None else "=" + ast.unparse(d)) for arg, d in zip(a.args, defaults)]
+    lines = reference.splitlines(keepends=True)
+    last = fn.body[0].lineno - 1  # the signature's last line (1-based): the body starts below it
+    while last > fn.lineno and not lines[last - 1].strip():
+        last -= 1
+    lines[fn.lineno - 1] = f"def run({', '.join(params)}):\n"
+    for i in range(fn.lineno, last):
+        lines[i] = "\n"
+    notes.append("run()'s annotations dropped: the contract declares the inputs' shapes and dtypes")
+    return "".join(lines)
+
+
+def drop_asserts(reference: str, notes: list) -> str:
+    """run()'s assert statements (checks of its inputs' shapes and dtypes, which the contract
+    declares and kevo checks) dropped, their lines kept blank."""
+    try:
+        tree = ast.parse(reference)
+    except SyntaxError:
+        return reference
+    fn = _run_function(tree)
+    if fn is None:
+        return reference
+    asserts = [n for n in ast.walk(fn) if isinstance(n, ast.Assert)]
+    if not asserts:
+        return reference
+    lines = reference.splitlines(keepends=True)
+    for n in asserts:
+        indent = lines[n.lineno - 1][: len(lines[n.lineno - 1]) - len(lines[n.lineno - 1].lstrip())]
+        lines[n.lineno - 1] = indent + "pass\n"  # a block may hold nothing else
+        for i in range(n.lineno, n.end_lineno):
+            lines[i] = "\n"
+    notes.append(f"run()'s {len(asserts)} assert statement(s) dropped: the contract declares what they check")
+    return "".join(lines)
+
+
+def drop_input_generator(reference: str, entrypoint, notes: list) -> str:
+    """The definition's own input generator (custom_inputs_entrypoint): kevo draws every input
+    itself (FlashInfer-Bench's distributions), so the function goes from the reference."""
+    if not isinstance(entrypoint, str):
+        return reference
+    try:
+        tree = ast.parse(reference)
+    except SyntaxError:
+        return reference
+    fn = next((f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == entrypoint), None)
+    if fn is None:
+        return reference
+    lines = reference.splitlines(keepends=True)
+    first = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
+    for i in range(first - 1, fn.end_lineno):
+        lines[i] = "\n"
+    notes.append(f"the definition's input generator {entrypoint}() dropped: kevo draws the inputs itself "
+                 "(a standard normal for floats), not with its scaling")
+    return "".join(lines)
 
 
 def _input_init(name: str, dtype: str, workloads: list, notes: list) -> dict | None:
