@@ -161,10 +161,7 @@ std::vector<CubinSection> cubin_sections(std::string_view cubin) {
     std::string_view name = names.substr(name_at);
     CubinSection s{std::string(name.substr(0, name.find('\0'))), size, {}};
     constexpr uint32_t kNoBits = 8;  // SHT_NOBITS: a size, no bytes in the file
-    if (type != kNoBits) {
-      if (offset > cubin.size() || size > cubin.size() - offset) return {};
-      s.bytes = cubin.substr(offset, size);
-    }
+    if (type != kNoBits && offset <= cubin.size() && size <= cubin.size() - offset) s.bytes = cubin.substr(offset, size);
     out.push_back(std::move(s));
   }
   return out;

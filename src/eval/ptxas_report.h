@@ -36,7 +36,7 @@ PtxasReport parse_ptxas_report(std::string_view log);
 struct CubinSection {
   std::string name;        // ".text.kevo_gemm", ".nv.constant0.kevo_gemm", ...
   uint64_t size = 0;
-  std::string_view bytes;  // into the CUBIN; empty for a section without contents (.nv.shared.*)
+  std::string_view bytes;  // into the CUBIN; empty for a section without contents (.nv.shared.*) or past its end
 };
 // The sections of a CUBIN in file order; empty for a buffer that is not a well-formed ELF64 file.
 std::vector<CubinSection> cubin_sections(std::string_view cubin);

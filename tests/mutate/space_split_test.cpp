@@ -75,11 +75,12 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+// (Re-recorded when candidates began to include their templates instead of carrying them pasted.)
 TEST(SplitSpaces, TheGemmSplitRendersAsBeforeTheConvSplit) {
   const std::map<std::string, uint64_t> want = {
-      {"tests/data/tasks/linear_softmax.json", 11249521375496806587ull},
-      {"tests/data/tasks/linear_layer_norm.json", 16100855600410491147ull},
-      {"tests/data/tasks/linear_logsumexp.json", 3729864526398279913ull}};
+      {"tests/data/tasks/linear_softmax.json", 4133329115746607240ull},
+      {"tests/data/tasks/linear_layer_norm.json", 7475918986207692627ull},
+      {"tests/data/tasks/linear_logsumexp.json", 10826635286853745270ull}};
   for (const auto& [file, hash] : want) {
     Task task = load_task(kRoot + file);
     uint64_t h = 0;

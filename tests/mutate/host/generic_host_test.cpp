@@ -14,6 +14,7 @@
 #include <random>
 
 #include "core/axis_expr.h"
+#include "core/template_library.h"
 #include "core/task.h"
 #include "eval/inputs.h"
 #include "eval/torch_graph.h"
@@ -38,7 +39,8 @@ std::vector<torch::Tensor> run_on_host(const Task& task, const std::string& text
   static int serial = 0;
   const std::string dir = ::testing::TempDir() + "kevo_generic_host_" + std::to_string(::getpid()) + "_" + std::to_string(serial++);
   const std::string src = dir + ".cpp", lib = dir + ".so";
-  std::ofstream(src) << "#include \"" << kRoot << "tests/mutate/host/cuda_host_shim.h\"\n" << text;
+  // The templates pasted in, as an exported header carries them: the host compiler has no kevo/ headers.
+  std::ofstream(src) << "#include \"" << kRoot << "tests/mutate/host/cuda_host_shim.h\"\n" << templates::inline_library(text);
   const std::string cmd = "g++ -std=c++20 -O1 -w -shared -fPIC -o " + lib + " " + src + " -lpthread 2>&1 | head -20";
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string log;
