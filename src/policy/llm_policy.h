@@ -36,9 +36,4 @@ void validate(const LlmPolicyConfig& config);
 std::unique_ptr<Policy> make_llm_policy(const LlmPolicyConfig& config, std::shared_ptr<LlmClient> client,
                                         std::unique_ptr<Policy> templates);
 
-// The candidate a reply makes of a parent's source: blocks applied (or the rewrite taken), a json
-// plan put in the kevo-plan comment. Throws mutate::EditError (one line) when the reply cannot be
-// read or applied, std::runtime_error when the child would not be device code only.
-std::string child_source(const std::string& parent_source, const std::string& reply);
-
 }  // namespace kevo::policy

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "mutate/edit.h"
-#include "policy/llm_policy.h"
+#include "mutate/child_source.h"
 
 namespace kevo::serve {
 
@@ -154,7 +154,7 @@ HttpResponse EvaluateService::evaluate(const std::string& body) {
       return json_error(400, "'candidate' needs either 'source' or both 'parent' and 'edit'");
     if (source.empty()) {
       try {
-        source = policy::child_source(parent, edit);
+        source = mutate::child_source(parent, edit);
       } catch (const mutate::EditError& e) {
         out["candidate"] = std::string(e.what()).rfind("block ", 0) == 0 ? "edit_failed" : "bad_reply";
         out["error"] = e.what();

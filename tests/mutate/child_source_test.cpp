@@ -1,12 +1,12 @@
-// What the llm policy makes of a reply: blocks applied to the parent, a rewrite keeping the
-// parent's plan unless it brings one, a json plan replacing the plan comment, and nothing but
-// device code let through.
+// What a language model's reply makes of a parent (the llm policy's and kevo serve's children):
+// blocks applied to the parent, a rewrite keeping the parent's plan unless it brings one, a json
+// plan replacing the plan comment, and nothing but device code let through.
 #include <gtest/gtest.h>
 
+#include "mutate/child_source.h"
 #include "mutate/edit.h"
-#include "policy/llm_policy.h"
 
-namespace kevo::policy {
+namespace kevo::mutate {
 namespace {
 
 const std::string kParent =
@@ -75,4 +75,4 @@ TEST(LlmChildSource, UnusableRepliesSayWhy) {
 }
 
 }  // namespace
-}  // namespace kevo::policy
+}  // namespace kevo::mutate
