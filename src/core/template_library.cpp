@@ -135,17 +135,6 @@ std::vector<std::string> toolkit_includes(const Files& served) {
   return {names.begin(), names.end()};
 }
 
-std::string pasted(const std::vector<std::string>& paths, const Files& library) {
-  std::set<std::string> done;
-  std::string out;
-  for (const std::string& p : paths) {
-    if (done.count(p)) continue;
-    if (!out.empty()) out += "\n";
-    paste(library, p, done, out);
-  }
-  return out;
-}
-
 std::string inline_library(const std::string& source, const Files& library) {
   std::set<std::string> done;
   std::string out;

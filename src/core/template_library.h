@@ -33,14 +33,11 @@ Files served_headers(std::string_view name, const Files& library = files());
 // Toolkit headers (<cuda_fp16.h>) the files of served_headers include, which NVRTC needs as well.
 std::vector<std::string> toolkit_includes(const Files& served);
 
-// Each of `paths` with the library files it #includes pasted in where it includes them, every
-// file once and in the order first reached (#pragma once semantics), #pragma once lines dropped;
-// toolkit includes stay. Throws as served_headers does.
-std::string pasted(const std::vector<std::string>& paths, const Files& library = files());
-
-// `source` with each `#include "kevo/..."` a preprocessor would see replaced by the file pasted in
-// (as `pasted`, each library file once over the whole source): the same program, with nothing to
-// include but the toolkit's headers. Throws std::out_of_range naming an unknown kevo/ header.
+// `source` with each `#include "kevo/..."` a preprocessor would see replaced by the file, and the
+// library files it includes pasted in where it includes them: every file once over the whole
+// source, in the order first reached (#pragma once semantics), #pragma once lines dropped, the
+// toolkit's includes kept. The same program, with nothing to include but the toolkit's headers.
+// Throws std::out_of_range naming an unknown kevo/ header, std::logic_error as served_headers.
 std::string inline_library(const std::string& source, const Files& library = files());
 
 // True when `source` has an `#include "kevo/..."` a preprocessor would see.

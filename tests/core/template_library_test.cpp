@@ -18,13 +18,16 @@ const Files kLibrary = {
     {"f/out.cuh", "#include \"../../x.cuh\"\n"},
     {"f/manifest.json", "{}"}};
 
+// The library pasted in for `paths` included in order.
+std::string pasted(const std::vector<std::string>& paths) { return inline_library(include_lines(paths), kLibrary); }
+
 TEST(TemplateLibrary, PastesEveryIncludedFileOnceWhereItIsFirstIncluded) {
-  EXPECT_EQ(pasted({"f/a.cuh"}, kLibrary), "// a\nCOMMON\nB\nA\n");
-  EXPECT_EQ(pasted({"common.cuh", "f/b.cuh", "f/a.cuh"}, kLibrary), "COMMON\n\n// a\nA\nB\n");
-  EXPECT_EQ(pasted({"f/toolkit.cuh"}, kLibrary), "#include <cuda_fp16.h>\nT\n");  // the toolkit's stay
-  EXPECT_THROW(pasted({"f/bad.cuh"}, kLibrary), std::logic_error);
-  EXPECT_THROW(pasted({"f/out.cuh"}, kLibrary), std::logic_error);
-  EXPECT_THROW(pasted({"f/none.cuh"}, kLibrary), std::out_of_range);
+  EXPECT_EQ(pasted({"f/a.cuh"}), "// a\nCOMMON\nB\nA\n");
+  EXPECT_EQ(pasted({"common.cuh", "f/b.cuh", "f/a.cuh"}), "COMMON\n// a\nA\nB\n\n");  // a.cuh came with b.cuh
+  EXPECT_EQ(pasted({"f/toolkit.cuh"}), "#include <cuda_fp16.h>\nT\n");  // the toolkit's stay
+  EXPECT_THROW(pasted({"f/bad.cuh"}), std::logic_error);
+  EXPECT_THROW(pasted({"f/out.cuh"}), std::logic_error);
+  EXPECT_THROW(pasted({"f/none.cuh"}), std::out_of_range);
 }
 
 TEST(TemplateLibrary, NamesItsHeadersUnderKevoAndNothingElse) {

@@ -52,14 +52,14 @@ std::vector<std::string> headers() {
 // What an exported header carries of the real templates: no #include or #pragma once is left, and
 // the files the streaming pool kernel includes come once each, before it.
 TEST(TemplateSources, PastedTheyCarryEachTemplateFileOnceAndNoInclude) {
-  const std::string text = templates::pasted({"common.cuh", "pool/stream.cuh"});
+  const std::string text = templates::inline_library(template_includes({"common.cuh", "pool/stream.cuh"}));
   EXPECT_EQ(text.find("#include"), std::string::npos);
   EXPECT_EQ(text.find("#pragma once"), std::string::npos);
   EXPECT_EQ(count(text, "struct Sum {"), 1u);              // common.cuh
   EXPECT_EQ(count(text, "struct PoolOp {"), 1u);           // pool/pool.cuh
   EXPECT_LT(text.find("struct PoolOp {"), text.find("struct StreamMax {"));
   for (const std::string& h : headers()) {
-    const std::string one = templates::pasted({h});
+    const std::string one = templates::inline_library(template_includes({h}));
     EXPECT_EQ(one.find("#include"), std::string::npos) << h;
     EXPECT_EQ(count(one, "void load_vec("), 1u) << h;  // every header includes common.cuh
   }
@@ -74,7 +74,7 @@ TEST(Templates, EveryHeaderCompilesOnItsOwnWithNvrtcIncludedAndPasted) {
   for (const std::string& h : all) {
     eval::BuildResult included = nvrtc(template_includes({h}));
     EXPECT_EQ(included.status, eval::BuildStatus::Ok) << h << ": " << included.error << "\n" << included.log;
-    eval::BuildResult pasted = nvrtc(templates::pasted({h}));
+    eval::BuildResult pasted = nvrtc(templates::inline_library(template_includes({h})));
     EXPECT_EQ(pasted.status, eval::BuildStatus::Ok) << h << ": " << pasted.error << "\n" << pasted.log;
   }
 }
