@@ -14,6 +14,7 @@
 #include "core/task.h"
 #include "core/template_library.h"
 #include "eval/builder.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 
 namespace {
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
     const kevo::Task task = kevo::load_task(argv[1]);
     std::mt19937_64 rng(1);
     std::printf("%-40s %9s %9s %10s %10s\n", "space", "included", "pasted", "own bytes", "pasted");
-    for (const auto& space : kevo::mutate::lower(task, arch)) {
+    for (const auto& space : kevo::lower::lower(task, arch)) {
       std::vector<double> included, pasted;
       size_t own = 0, whole = 0;
       for (int i = 0; i < samples; ++i) {

@@ -4,7 +4,7 @@
 # each architecture render into valid plans and compile with NVRTC for sm_90a and sm_100a (kevo
 # space, through the compile pool), then an instance of each task shows HMMA in its SASS
 # (cuobjdump; the gtest), and the index math matches a direct convolution (conv_host_tests).
-# Usage: [CONV_TASKS="a.json b.json"] bench/conv_space.sh [N=200]; needs build/kevo, build/tests/mutate_tests and conv_host_tests.
+# Usage: [CONV_TASKS="a.json b.json"] bench/conv_space.sh [N=200]; needs build/kevo, build/tests/lower_tests and conv_host_tests.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kevo=${KEVO:-$root/build/kevo}
@@ -23,7 +23,7 @@ for task in $tasks; do
   echo "$(basename "$task" .json): conv space $legal; $(echo "$out" | grep -E '^rendered|^compiled' | tr '\n' ' ')"
   [ $rc -ne 0 ] && { failed=$((failed + 1)); echo "$out" | grep -vE '^(rendered|compiled)' | tail -5; }
 done
-"$root/build/tests/mutate_tests" --gtest_filter='ConvSpaces.SampledGenomes*' > /tmp/conv_space_sass.log 2>&1 ||
+"$root/build/tests/lower_tests" --gtest_filter='ConvSpaces.SampledGenomes*' > /tmp/conv_space_sass.log 2>&1 ||
   { failed=$((failed + 1)); tail -20 /tmp/conv_space_sass.log; }
 grep -E 'OK|SKIPPED|FAILED' /tmp/conv_space_sass.log | head -3
 "$root/build/tests/conv_host_tests" > /tmp/conv_host.log 2>&1 || { failed=$((failed + 1)); tail -20 /tmp/conv_host.log; }

@@ -4,7 +4,7 @@
 # with NVRTC for sm_90a and sm_100a (kevo space, through the compile pool), then a wgmma and an
 # mma.sync instance of each task show HGMMA/HMMA in their SASS, and N TMA instances of the 16-bit
 # linear task UTMALDG and HGMMA without LDGSTS (cuobjdump; the gtests).
-# Usage: bench/gemm_space.sh [N=200]; needs build/kevo and build/tests/mutate_tests.
+# Usage: bench/gemm_space.sh [N=200]; needs build/kevo and build/tests/lower_tests.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kevo=${KEVO:-$root/build/kevo}
@@ -20,11 +20,11 @@ for task in tasks/13_linear_leaky_relu.json tests/data/tasks/linear_bf16_gelu.js
   echo "$(basename "$task" .json): gemm space $legal; $(echo "$out" | grep -E '^rendered|^compiled' | tr '\n' ' ')"
   [ $rc -ne 0 ] && { failed=$((failed + 1)); echo "$out" | grep -vE '^(rendered|compiled)' | tail -5; }
 done
-"$root/build/tests/mutate_tests" --gtest_filter='GemmSpaces.SampledGenomes*' > /tmp/gemm_space_sass.log 2>&1 ||
+"$root/build/tests/lower_tests" --gtest_filter='GemmSpaces.SampledGenomes*' > /tmp/gemm_space_sass.log 2>&1 ||
   { failed=$((failed + 1)); tail -20 /tmp/gemm_space_sass.log; }
 grep -E 'OK|SKIPPED|FAILED' /tmp/gemm_space_sass.log | head -3
 # N TMA instances (the TMA subspace is small: a few in 200 uniform draws of the legal genomes).
-KEVO_GEMM_SAMPLES=$n "$root/build/tests/mutate_tests" --gtest_filter='GemmSpaces.Tma*' > /tmp/gemm_space_tma.log 2>&1 ||
+KEVO_GEMM_SAMPLES=$n "$root/build/tests/lower_tests" --gtest_filter='GemmSpaces.Tma*' > /tmp/gemm_space_tma.log 2>&1 ||
   { failed=$((failed + 1)); tail -20 /tmp/gemm_space_tma.log; }
 grep -E 'OK|SKIPPED|FAILED' /tmp/gemm_space_tma.log | head -3
 echo "gemm_space: $failed failure(s), $(( $(date +%s) - start )) s"

@@ -4,7 +4,7 @@
 # architecture of every space render into valid plans and compile with NVRTC for sm_90a and
 # sm_100a (kevo space, through the compile pool); then the gtests compile the row-statistics space
 # on every instruction path (mma.sync, wgmma, TMA, persistent) and N samples of each split space.
-# Usage: bench/split_space.sh [N=20]; needs build/kevo and build/tests/mutate_tests.
+# Usage: bench/split_space.sh [N=20]; needs build/kevo and build/tests/lower_tests.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kevo=${KEVO:-$root/build/kevo}
@@ -20,7 +20,7 @@ for task in linear_softmax linear_softmax_bf16 linear_layer_norm linear_logsumex
   echo "$out" | grep -E '^rendered|^compiled' | sed 's/^/  /'
   [ $rc -ne 0 ] && { failed=$((failed + 1)); echo "$out" | grep -vE '^(rendered|compiled)' | tail -5; }
 done
-KEVO_SPLIT_SAMPLES=$n "$root/build/tests/mutate_tests" --gtest_filter='SplitSpaces.Sampled*:RowStatsSpaces.Sampled*' \
+KEVO_SPLIT_SAMPLES=$n "$root/build/tests/lower_tests" --gtest_filter='SplitSpaces.Sampled*:RowStatsSpaces.Sampled*' \
   > /tmp/split_space_gtest.log 2>&1 || { failed=$((failed + 1)); tail -20 /tmp/split_space_gtest.log; }
 grep -E '^\[ +(OK|FAILED|SKIPPED) ' /tmp/split_space_gtest.log
 echo "split_space: $failed failure(s), $(( $(date +%s) - start )) s"

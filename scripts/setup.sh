@@ -47,7 +47,7 @@ if [ ! -x "$cuda_root/bin/nvcc" ] && ! command -v nvcc >/dev/null 2>&1; then
 fi
 [ -x "$cuda_root/bin/nvcc" ] && export PATH="$cuda_root/bin:$PATH"
 
-# cuobjdump and nvdisasm (the gemm family's SASS check, tests/mutate/space_gemm_test.cpp): the
+# cuobjdump and nvdisasm (the gemm family's SASS check, tests/lower/gemm_test.cpp): the
 # toolkit's where it has them, else NVIDIA's PyPI wheels in .deps/cuda-tools (optional: the check
 # skips without them).
 if [ ! -x "$cuda_root/bin/cuobjdump" ] && [ ! -x "$root/.deps/cuda-tools/nvidia/cu13/bin/cuobjdump" ] &&

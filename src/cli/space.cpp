@@ -10,7 +10,7 @@
 #include "core/candidate.h"
 #include "core/task.h"
 #include "eval/compile_pool.h"
-#include "mutate/families.h"
+#include "lower/kit.h"
 #include "mutate/space.h"
 
 namespace kevo::cli {
@@ -45,9 +45,9 @@ int cmd_space(const std::vector<std::string>& args) {
     std::cout << e.what() << "\n";
     return 2;
   }
-  auto spaces = mutate::lower(task);
+  auto spaces = lower::lower(task);
   // The baseline's refusal, where it has one: what the generic family cannot lower yet.
-  const std::string refusal = mutate::generic_refusal(mutate::TaskGraph(task));
+  const std::string refusal = lower::generic_refusal(task);
   if (spaces.empty()) {
     std::cout << task.name << ": no template family serves this task yet (generic: " << refusal << ")\n";
     return 1;
@@ -84,7 +84,7 @@ int cmd_space(const std::vector<std::string>& args) {
   const bool compile = vm["compile"].as<bool>();
   const std::vector<std::string> targets = compile ? archs : std::vector<std::string>{""};
   for (const std::string& target : targets) {
-    auto arch_spaces = mutate::lower(task, target);
+    auto arch_spaces = lower::lower(task, target);
     for (const auto& s : arch_spaces) {
       for (int i = 0; i < sample; ++i) {
         mutate::Genome g = s->random_genome(rng);

@@ -5,7 +5,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "mutate/families.h"
 
 namespace kevo::mutate {
 
@@ -110,26 +109,6 @@ const std::vector<Genome>& DesignSpace::walked_legal() const {
 
 Facts device_facts() {
   return {{"max_threads", 1024}, {"max_shared_bytes", 232448}, {"max_registers", 65536}, {"warp", 32}};
-}
-
-// Fewer legal genomes than this in a task's specialised spaces leave search too little room: the
-// generic space joins them (KernelBench's plain conv2d problems: 1 legal cuDNN genome of 36,000).
-constexpr int64_t kRoomToSearch = 100;
-
-std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task, const std::string& arch) {
-  auto tg = std::make_shared<const TaskGraph>(task);
-  std::vector<std::unique_ptr<DesignSpace>> out, generic;
-  for (const auto& family : family_lowerings())
-    for (auto& s : family(tg)) {
-      s->restrict_to(arch);
-      (s->manifest().family == "generic" ? generic : out).push_back(std::move(s));
-    }
-  // The generic baseline joins where no specialised family serves the task or where theirs leave
-  // too little room, so that the spaces (and the proposals) of tasks lowered before it stay as
-  // they were; KEVO_GENERIC=everywhere offers it for every task.
-  if (out.empty() || generic_everywhere() || !hold_legal_genomes(out, kRoomToSearch))
-    for (auto& s : generic) out.push_back(std::move(s));
-  return out;
 }
 
 }  // namespace kevo::mutate

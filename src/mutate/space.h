@@ -106,11 +106,6 @@ class DesignSpace {
 // as pinned (shape_conditions.cpp).
 ShapeConditions shape_conditions(const DesignSpace& s, const Genome& g);
 
-// Every space the task maps onto; empty when no family serves it. `task` must outlive them.
-// With an architecture ("sm_90a", "sm_100a"), the spaces take only knob values legal there (the
-// manifests' "archs": the gemm family's wgmma path is sm_90a's).
-std::vector<std::unique_ptr<DesignSpace>> lower(const Task& task, const std::string& arch = "");
-
 // The legal genomes of `s` (for its architecture), counted by walking it, stopping once `enough`
 // are found; -1 when the space has more than `walk_limit` genomes (legal_count.cpp).
 constexpr uint64_t kWalkLimit = 200000;

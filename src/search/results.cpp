@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/fitness.h"
 #include "eval/runner.h"
+#include "lower/lower.h"
 #include "mutate/manifest.h"
 #include "mutate/mutation.h"
 #include "mutate/space.h"
@@ -32,7 +33,7 @@ std::string describe(const Task& task, const store::VariantRecord& v) {
   s << v.space << "{";
   std::vector<std::unique_ptr<mutate::DesignSpace>> spaces;
   try {
-    spaces = mutate::lower(task);
+    spaces = lower::lower(task);
   } catch (...) {
   }
   const mutate::DesignSpace* space = mutate::find_space(spaces, v.space);
@@ -189,7 +190,7 @@ void complete(const store::CampaignContents& c, const std::string& file, std::ve
     if (s != source.end()) {
       b.source = s->second;
     } else if (!b.variant->space.empty() && c.templates_hash == mutate::templates_hash()) {
-      auto spaces = mutate::lower(*b.task);
+      auto spaces = lower::lower(*b.task);
       const mutate::DesignSpace* space = mutate::find_space(spaces, b.variant->space);
       if (space) b.source = space->render({b.variant->space, b.variant->genome});
     }

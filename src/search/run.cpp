@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "lower/lower.h"
 #include "policy/arms.h"
 #include "policy/learned_policy.h"
 
@@ -69,7 +70,7 @@ std::vector<Run> make_runs(const std::string& path, const CampaignConfig& config
                                                          "' does not match the file's tasks");
     const store::TaskRecord& t = tasks[static_cast<size_t>(r.task_index)];
     r.task = std::make_unique<Task>(parse_task(t.contract, t.name + ".json"));
-    r.spaces = mutate::lower(*r.task, arch);
+    r.spaces = lower::lower(*r.task, arch);
     for (const auto& space : r.spaces) r.knobs[space->id()] = std::make_shared<const store::KnobList>(knob_list(*space));
     if (r.spaces.empty())
       throw InputError(Location{t.name, 0, 0}, "", "no design space serves this task (see kevo space)");

@@ -15,6 +15,7 @@
 #include "core/fitness.h"
 #include "core/sha256.h"
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/manifest.h"
 #include "mutate/mutation.h"
 #include "search/build_info.h"
@@ -188,7 +189,7 @@ void run_sweep(const std::string& path, const std::vector<std::string>& task_fil
       run = k.runs.end() - 1;
     }
     j.run = run->id;
-    j.spaces = mutate::lower(*j.task, evaluator.target_arch());
+    j.spaces = lower::lower(*j.task, evaluator.target_arch());
     if (j.spaces.empty()) throw InputError(Location{f, 0, 0}, "", "no design space serves this task (see kevo space)");
     for (const auto& space : j.spaces) {
       j.knobs[space->id()] = std::make_shared<const store::KnobList>(knob_list(*space));

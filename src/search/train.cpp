@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 #include "policy/learned_policy.h"
 #include "search/run.h"
@@ -43,7 +44,7 @@ struct Landscape {
     auto t = std::make_unique<Task>(load_task(file));
     if (index.count(t->name)) return;
     index[t->name] = tasks.size();
-    spaces.push_back(mutate::lower(*t));
+    spaces.push_back(lower::lower(*t));
     tasks.push_back(std::move(t));
     measured.emplace_back();
     seen.emplace_back();

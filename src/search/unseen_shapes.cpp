@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "lower/lower.h"
 #include "mutate/mutation.h"
 #include "mutate/space.h"
 #include "store/export_shapes.h"
@@ -15,7 +16,7 @@ namespace kevo::search {
 
 ShapeConditions kernel_conditions(const Task& task, const store::VariantRecord& v) {
   if (v.space.empty()) return {};
-  auto spaces = mutate::lower(task);
+  auto spaces = lower::lower(task);
   const mutate::DesignSpace* space = mutate::find_space(spaces, v.space);
   if (!space) {
     ShapeConditions none;

@@ -1,7 +1,7 @@
 // kevo template family "conv", index math: where element (m, k) of the implicit GEMM's A operand
 // (the im2col matrix of an NCHW or NCDHW input, never stored) and element (m, oc) of its result lie
 // in the convolution's input and output. Plain C++ with no instruction of its own, so that the host
-// test (tests/mutate/host/conv_index_host_test.cpp, through tests/mutate/host/cuda_host_shim.h)
+// test (tests/lower/host/conv_index_host_test.cpp, through tests/lower/host/cuda_host_shim.h)
 // checks it against a direct convolution.
 #pragma once
 

@@ -2,7 +2,7 @@
 // over N from partials the GEMM's epilogue writes per (row, N tile), so that the light second
 // kernel combines a row's partials and reads the stored result once (softmax, log_softmax) or
 // not at all (logsumexp), instead of a row kernel's two passes. Plain C++ apart from CUDA's
-// qualifiers, shuffles and barriers: tests/mutate/host/row_stats_host_test.cpp runs it on the CPU.
+// qualifiers, shuffles and barriers: tests/lower/host/row_stats_host_test.cpp runs it on the CPU.
 #pragma once
 
 #include "../common.cuh"

@@ -11,7 +11,7 @@
 namespace kevo {
 
 // 16-bit floats as their bits: the family needs no toolkit header, and the conversions below are
-// plain C++, so a rendered candidate also compiles as host code (tests/mutate/generic_host_test).
+// plain C++, so a rendered candidate also compiles as host code (tests/lower/host/generic_host_test).
 struct half_t { unsigned short bits; };
 struct bf16_t { unsigned short bits; };
 

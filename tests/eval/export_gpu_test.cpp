@@ -27,6 +27,7 @@
 #include "eval/inputs.h"
 #include "eval/library_steps.h"
 #include "eval/torch_graph.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 #include "store/export.h"
 
@@ -160,7 +161,7 @@ TEST_P(ExportGpu, TheHeadersLauncherMatchesTheReferenceInAUsersProgram) {
     c = load_candidate(kRoot + "tests/data/candidates/" + ec.candidate, task);
     variant = ec.candidate;
   } else {
-    auto spaces = mutate::lower(task);
+    auto spaces = lower::lower(task);
     const mutate::DesignSpace* space = nullptr;
     for (const auto& s : spaces)
       if (!space && s->manifest().family == ec.family) space = s.get();

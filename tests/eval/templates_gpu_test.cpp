@@ -26,6 +26,7 @@
 #include "eval/cuda_api.h"
 #include "eval/cuda_driver.h"
 #include "eval/runner.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 
 namespace kevo::eval {
@@ -188,7 +189,7 @@ TEST(TemplatesGpu, SampledInstancesOfEverySpacePassOnEveryWorkload) {
     try {
       tasks[t] = load_task(files[t]);
       if (only && ("," + std::string(only) + ",").find("," + tasks[t].name + ",") == std::string::npos) continue;
-      spaces = mutate::lower(tasks[t], ev.arch());  // the knob values legal on this GPU (wgmma: sm_90a)
+      spaces = lower::lower(tasks[t], ev.arch());  // the knob values legal on this GPU (wgmma: sm_90a)
     } catch (const InputError& e) {
       ADD_FAILURE() << files[t] << ": " << e.what();
       continue;

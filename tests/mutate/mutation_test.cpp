@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/manifest.h"
 #include "mutate/mutation.h"
 #include "mutate/space.h"
@@ -63,7 +64,7 @@ TEST(Mutation, EveryOperatorGivesLegalChildrenThatDifferAsPromised) {
   for (const char* file : {"tasks/03_softmax.json", "tasks/06_sum_dim1.json", "tasks/13_linear_leaky_relu.json",
                            "tasks/12_max_pool2d.json"}) {
     Task task = load_task(kRoot + file);
-    auto spaces = lower(task);
+    auto spaces = lower::lower(task);
     ASSERT_FALSE(spaces.empty()) << file;
     for (const auto& s : spaces) {
       for (int i = 0; i < 10; ++i) {
@@ -184,7 +185,7 @@ TEST(Mutation, RandomGenomeFindsTheOneLegalGenomeOfASparseSpace) {
 
 TEST(Mutation, PointMutationsAreAllTheLegalSingleKnobChanges) {
   Task task = load_task(kRoot + "tasks/01_relu.json");
-  auto spaces = lower(task);
+  auto spaces = lower::lower(task);
   std::mt19937_64 rng(9);
   const DesignSpace& s = *spaces.front();
   Genome g = s.random_genome(rng);
@@ -198,7 +199,7 @@ TEST(Mutation, PointMutationsAreAllTheLegalSingleKnobChanges) {
 
 TEST(Mutation, CrossoverOfAGenomeWithItselfIsRefused) {
   Task task = load_task(kRoot + "tasks/01_relu.json");
-  auto spaces = lower(task);
+  auto spaces = lower::lower(task);
   std::mt19937_64 rng(3);
   Genome g = spaces.front()->random_genome(rng);
   EXPECT_FALSE(crossover(*spaces.front(), g, g, rng).has_value());

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/mutation.h"
 #include "mutate/operator.h"
 #include "mutate/space.h"
@@ -37,7 +38,7 @@ TEST(Operators, TheRegistryNamesEachOnceWithItsWeight) {
 
 TEST(Operators, EachAppliesWhereItCanAndDrawsLegalChildrenOfItsKind) {
   const Task task = load_task(kRoot + "tasks/12_max_pool2d.json");  // three spaces
-  const auto spaces = lower(task);
+  const auto spaces = lower::lower(task);
   ASSERT_GT(spaces.size(), 1u);
   std::mt19937_64 rng(11);
   const DesignSpace& space = *spaces.front();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 #include "tests/support/contract_files.h"
 
@@ -35,7 +36,7 @@ TEST(ShapeConditions, EveryFactExpressionEqualsTheFactOnEveryWorkload) {
   int spaces = 0, checked = 0;
   for (const std::string& file : all_contracts()) {
     Task t = load_task(kRoot + file);
-    for (const auto& s : lower(t)) {
+    for (const auto& s : lower::lower(t)) {
       ++spaces;
       for (size_t w = 0; w < t.workloads.size(); ++w) {
         const Facts& f = s->facts()[w];
@@ -70,7 +71,7 @@ TEST(ShapeConditions, LegalGenomesOfEverySpaceHaveConditionsThatHoldOnEveryWorkl
   int genomes = 0;
   for (const std::string& file : all_contracts()) {
     Task t = load_task(kRoot + file);
-    for (const auto& s : lower(t)) {
+    for (const auto& s : lower::lower(t)) {
       for (int i = 0; i < 8; ++i) {
         Genome g = s->random_genome(rng);
         ShapeConditions c = shape_conditions(*s, g);
@@ -96,7 +97,7 @@ TEST(ShapeConditions, LegalGenomesOfEverySpaceHaveConditionsThatHoldOnEveryWorkl
 // relu over [B, D]: elementwise with kVec = 4 needs B * D % 4 == 0; the knob-only constraints are gone.
 TEST(ShapeConditions, KnobsArePutInAndTheConditionsRefuseShapesTheKernelWouldBeWrongOn) {
   Task t = load_task(kRoot + "tasks/01_relu.json");
-  auto spaces = lower(t);
+  auto spaces = lower::lower(t);
   const DesignSpace* ew = nullptr;
   for (const auto& s : spaces)
     if (s->manifest().family == "elementwise") ew = s.get();

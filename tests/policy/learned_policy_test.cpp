@@ -20,6 +20,7 @@
 
 #include "core/error.h"
 #include "core/sha256.h"
+#include "lower/lower.h"
 #include "mutate/mutation.h"
 #include "policy/learned_policy.h"
 #include "search/campaign.h"
@@ -101,7 +102,7 @@ struct Landscape {
   // The best fitness among the legal genomes that do not fail, over every space of the task.
   static double optimum(const Task& task) {
     double best = 0;
-    for (const auto& space : mutate::lower(task)) {
+    for (const auto& space : lower::lower(task)) {
       const auto& knobs = space->knobs();
       mutate::Genome g{space->id(), std::vector<int64_t>(knobs.size())};
       std::vector<size_t> idx(knobs.size(), 0);
@@ -124,7 +125,7 @@ class LandscapeEvaluator : public evaluators::VariantEvaluator {
     std::vector<store::MeasurementRecord> out;
     for (const auto& r : batch) {
       auto& spaces = spaces_[r.task];
-      if (spaces.empty()) spaces = mutate::lower(*r.task);
+      if (spaces.empty()) spaces = lower::lower(*r.task);
       const mutate::DesignSpace& space = *mutate::find_space(spaces, r.space);
       store::MeasurementRecord m;
       m.variant = r.variant;
@@ -158,7 +159,7 @@ class LandscapeEvaluator : public evaluators::VariantEvaluator {
 
 // One task with its spaces, and the context a policy sees halfway through a campaign.
 struct Fixture {
-  explicit Fixture(const std::string& file) : task(load_task(file)), spaces(mutate::lower(task)) {}
+  explicit Fixture(const std::string& file) : task(load_task(file)), spaces(lower::lower(task)) {}
   Context context(int generation) const {
     Context c;
     c.task = &task;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 #include "policy/library_excerpts.h"
 #include "policy/llm_prompt.h"
@@ -52,7 +53,7 @@ std::map<std::string, FamilyParent> one_parent_per_kind() {
   files.insert(files.end(), more.begin(), more.end());
   for (const std::string& f : files) {
     Task t = load_task(f);
-    for (const auto& s : mutate::lower(t))
+    for (const auto& s : lower::lower(t))
       if (seen.insert(&s->manifest()).second)
         out.emplace(s->id().substr(0, s->id().find('/')),
                     FamilyParent{t, s->render(s->random_genome(rng)), s->render(s->random_genome(rng))});
@@ -64,7 +65,7 @@ std::map<std::string, FamilyParent> one_parent_per_kind() {
 FamilyParent gemm_parent() {
   std::mt19937_64 rng(7);
   Task t = load_task(kRoot + "tests/data/tasks/linear_softmax.json");
-  for (const auto& s : mutate::lower(t))
+  for (const auto& s : lower::lower(t))
     if (s->id().rfind("gemm/", 0) == 0) return {t, s->render(s->random_genome(rng)), s->render(s->random_genome(rng))};
   throw std::runtime_error("linear_softmax lowers to no gemm space");
 }

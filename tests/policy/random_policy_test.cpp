@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/mutation.h"
 #include "mutate/operator.h"
 #include "mutate/space.h"
@@ -43,7 +44,7 @@ class NextValue : public MutationOperator {
 
 TEST(RandomPolicy, ANewOperatorIsChosenAndRecordedByItsName) {
   const Task task = load_task(kRoot + "tasks/01_relu.json");
-  const auto spaces = lower(task);
+  const auto spaces = lower::lower(task);
   const NextValue toy;
   RandomPolicyConfig c;
   c.operators = {{&toy, 1}};

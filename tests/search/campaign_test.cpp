@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/screening.h"
+#include "lower/lower.h"
 #include "search/campaign.h"
 #include "search/results.h"
 #include "mutate/mutation.h"
@@ -550,7 +551,7 @@ TEST(Campaign, RefusesBadConfigurationsAndAnExistingFile) {
 
 TEST(Sweep, GenomesAreDistinctLegalDeterministicAndCoverEverySpace) {
   Task task = load_task(kRoot + "tasks/03_softmax.json");
-  auto spaces = mutate::lower(task);
+  auto spaces = lower::lower(task);
   auto a = sweep_genomes(spaces, 120, 3);
   EXPECT_EQ(a.size(), 120u);
   std::set<std::string> seen, covered;
@@ -566,7 +567,7 @@ TEST(Sweep, GenomesAreDistinctLegalDeterministicAndCoverEverySpace) {
 
 TEST(Sweep, FixedKnobsSweepASubSpace) {
   Task task = load_task(kRoot + "tasks/03_softmax.json");
-  auto spaces = mutate::lower(task);
+  auto spaces = lower::lower(task);
   const std::string knob = spaces.front()->knobs().front().name;
   const int64_t value = spaces.front()->knobs().front().values.back();
   auto g = sweep_genomes(spaces, 50, 1, {{knob, {value}}});

@@ -8,6 +8,7 @@
 
 #include "core/task.h"
 #include "evaluators/recorded_measurements.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 #include "search/run.h"
 #include "store/campaign_file.h"
@@ -45,7 +46,7 @@ TEST(GenomeNames, AGenomeIsReadByKnobNameWithDefaultsForKnobsItLacks) {
 TEST(ReplayByName, ARecordingMadeBeforeAKnobWasAddedReplaysAfterIt) {
   const std::string file = kRoot + "results/spaces/linear_scale_leaky_relu-algo.h5";
   const Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
-  const auto spaces = mutate::lower(task);
+  const auto spaces = lower::lower(task);
   const store::CampaignContents k = store::read_campaign(file);
   ASSERT_TRUE(k.spaces.empty()) << "the file predates /spaces: the test is of one that names no knobs";
   const evaluators::RecordedMeasurements recorded({file});
@@ -72,7 +73,7 @@ TEST(ReplayByName, ARecordingMadeBeforeAKnobWasAddedReplaysAfterIt) {
 // knob (with a default) missing, it answers for the genome in today's order with the default.
 TEST(ReplayByName, AFileThatNamesItsKnobsAnswersByName) {
   const Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
-  const auto spaces = mutate::lower(task);
+  const auto spaces = lower::lower(task);
   const mutate::DesignSpace& space = *mutate::find_space(spaces, "library/cublaslt_matmul");
   std::mt19937_64 rng(3);
   mutate::Genome g = space.random_genome(rng);

@@ -2,6 +2,7 @@
 // workload, the awkward ones first (1, the largest allowed, odd sizes), only those the header would
 // accept, within the byte cap, the same for a seed; a template variant's conditions come from its
 // genome, a free-form variant has none; the verification task checks them without timing.
+#include "lower/lower.h"
 #include "search/unseen_shapes.h"
 
 #include <gtest/gtest.h>
@@ -90,7 +91,7 @@ TEST(UnseenShapes, TheHeaderAdmitsOnlyShapesInsideRangesPlanLimitsAndTheKernelsC
 
 TEST(UnseenShapes, ATemplateVariantGetsItsGenomesConditionsAFreeFormOneNone) {
   Task t = load_task(kRoot + "tasks/01_relu.json");
-  auto spaces = mutate::lower(t);
+  auto spaces = lower::lower(t);
   ASSERT_FALSE(spaces.empty());
   std::mt19937_64 rng(7);
   mutate::Genome g = spaces.front()->random_genome(rng);

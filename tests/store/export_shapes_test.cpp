@@ -13,6 +13,7 @@
 #include "core/candidate.h"
 #include "core/error.h"
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 #include "store/export.h"
 #include "store/export_dispatch.h"
@@ -42,7 +43,7 @@ TEST(ExportShapes, GeneralHeadersOfEverySpaceCompileForHopperAndBlackwellAndAcce
   int headers = 0;
   for (const Task& t : tasks) {
     int r = 0;
-    for (const auto& s : mutate::lower(t)) {
+    for (const auto& s : lower::lower(t)) {
       mutate::Genome g = s->random_genome(rng);
       const Candidate c = parse_candidate(s->render(g), g.to_string() + ".cu", t);
       ShapeConditions cond = mutate::shape_conditions(*s, g);

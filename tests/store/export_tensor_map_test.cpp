@@ -10,6 +10,7 @@
 
 #include "core/candidate.h"
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 #include "store/export.h"
 #include "tests/store/exported_headers.h"
@@ -43,7 +44,7 @@ std::string compile_for(const std::string& name, const std::string& header, cons
 TEST(ExportTensorMap, AGemmTmaInstanceEncodesItsTensorMapsAndCompiles) {
   const Task& task = bf16_linear();
   std::unique_ptr<mutate::DesignSpace> space;
-  for (auto& s : mutate::lower(task, "sm_90a"))
+  for (auto& s : lower::lower(task, "sm_90a"))
     if (s->manifest().family == "gemm") space = std::move(s);
   ASSERT_NE(space, nullptr);
   std::mt19937_64 rng(5);

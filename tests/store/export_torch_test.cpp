@@ -3,6 +3,7 @@
 // compiles with nvcc against the LibTorch headers kevo was built with (this machine's LibTorch
 // has no CUDA libraries, so it is compiled, not linked: bench/torch_extension_check.py runs it on
 // a GPU); a task whose axis cannot be read off its inputs is refused.
+#include "lower/lower.h"
 #include "store/export_torch.h"
 
 #include <gtest/gtest.h>
@@ -67,7 +68,7 @@ TEST(ExportTorch, LibraryStepsLinkTheirLibraries) {
   const Task task = load_task(kRoot + "tasks/13_linear_leaky_relu.json");
   std::mt19937_64 rng(7);
   int found = 0;
-  for (const auto& s : mutate::lower(task)) {
+  for (const auto& s : lower::lower(task)) {
     if (s->id().rfind("library/cublaslt", 0) != 0) continue;
     const Candidate c = parse_candidate(s->render(s->random_genome(rng)), "lib.cu", task);
     EXPECT_TRUE(has(export_torch_loader(task, c), "LIBRARIES = [\"-lcublasLt\"]"));

@@ -20,6 +20,7 @@
 #include "core/candidate.h"
 #include "core/error.h"
 #include "core/task.h"
+#include "lower/lower.h"
 #include "mutate/space.h"
 #include "store/export.h"
 
@@ -126,7 +127,7 @@ inline std::vector<Exported> export_all(std::vector<Task>& tasks, int* rendered)
   *rendered = 0;
   for (const Task& t : tasks) {
     int i = 0;
-    for (const auto& s : mutate::lower(t)) {
+    for (const auto& s : lower::lower(t)) {
       mutate::Genome g = s->random_genome(rng);
       Candidate c;
       try {
