@@ -108,28 +108,51 @@ class LibrarySpace : public DesignSpace {
   std::string render(const Genome& g) const override {
     auto v = values(g);
     const Task& task = tg_->task();
-    const Graph& gr = tg_->graph();
     const int out = tg_->output();
-    const bool bias_in = v["kBiasIn"], alpha_in = v["kAlphaIn"], act_in = v["kActIn"];
-    const bool has_bias = m_.bias >= 0;
-
+    const bool alpha_in = v["kAlphaIn"], act_in = v["kActIn"];
     // The value the kernel starts from, and what the kernel adds to the library's result to reach
     // it: the library gives act(alpha * A B + libbias); the graph has (A B + b) * scale.
     const int start = act_in ? m_.act_out : alpha_in ? m_.scale_out : m_.t;
-    double bias_coef = 0;  // the kernel's start value = library result + bias_coef * bias
-    if (has_bias && !act_in) bias_coef = alpha_in ? (bias_in ? m_.scale - 1 : m_.scale) : (bias_in ? 0 : 1);
-    const bool lib_only = start == out && bias_coef == 0;
-
+    const double bias_coef = bias_coefficient(v);  // the kernel's start value = library result + bias_coef * bias
     // The library writes the output buffer; the kernel (elementwise, same index) updates it in place.
     const std::string out_buffer = task.outputs.front().name;
+    std::string lib_math;  // what the library computes, for the comments
+    nlohmann::json steps = nlohmann::json::array({library_step(v, out_buffer, &lib_math)});
+    std::string comment = genome_comment(g, v, lib_math);
+    nlohmann::json plan;
+    if (start == out && bias_coef == 0) {
+      comment += "\nThe library's epilogue takes the whole graph: there is no kernel step.";
+      plan["steps"] = steps;
+      return candidate_text(task, task.name + "_library", plan, comment,
+                            template_includes({"common.cuh"}) + "\n// No kernel: the plan's library step computes the output.\n");
+    }
+    std::string bias_expr;
+    const std::vector<Leaf> leaves = kernel_leaves(start, bias_coef, &bias_expr);
+    SizeFields sizes;
+    const std::string body = kernel_body(leaves, start, bias_coef, bias_expr, lib_math, sizes);
+    std::string launcher;
+    steps.push_back(kernel_step(g, v, leaves, sizes, &launcher));
+    plan["steps"] = steps;
+    comment += kernel_comment(v, start);
+    return candidate_text(task, task.name + "_library", plan, comment, candidate_templates(manifest()) + "\n" + body + launcher);
+  }
 
-    // The library step.
+ private:
+  const std::string& input_name(int val) const { return tg_->task().inputs[static_cast<size_t>(tg_->input_index(val))].name; }
+
+  double bias_coefficient(std::map<std::string, int64_t>& v) const {
+    const bool bias_in = v["kBiasIn"], alpha_in = v["kAlphaIn"], act_in = v["kActIn"];
+    if (m_.bias < 0 || act_in) return 0;
+    return alpha_in ? (bias_in ? m_.scale - 1 : m_.scale) : (bias_in ? 0 : 1);
+  }
+
+  // The library step (cuDNN's convolution or cuBLASLt's matmul) writing `out_buffer`; what it
+  // computes in `lib_math` ("y = relu(x @ W^T + b[col])").
+  nlohmann::json library_step(std::map<std::string, int64_t>& v, const std::string& out_buffer, std::string* lib_math) const {
+    const bool bias_in = v["kBiasIn"], alpha_in = v["kAlphaIn"], act_in = v["kActIn"];
     nlohmann::json lib;
-    const auto input_name = [&](int val) { return task.inputs[static_cast<size_t>(tg_->input_index(val))].name; };
-    std::string lib_math;  // what it computes, for the comment
-    const std::string epilogue = std::string(bias_in ? "bias" : "") + (act_in ? (bias_in ? "_" : "") + m_.act : "");
     if (m_.conv) {
-      const Node& n = gr.nodes[static_cast<size_t>(m_.main_node)];
+      const Node& n = tg_->graph().nodes[static_cast<size_t>(m_.main_node)];
       lib["library"] = "cudnn.conv2d_forward";
       lib["x"] = input_name(m_.a);
       lib["w"] = input_name(m_.b);
@@ -140,9 +163,10 @@ class LibrarySpace : public DesignSpace {
       lib["dilation"] = attr_ints(n, "dilation");
       lib["groups"] = attr_int(n, "groups");
       lib["epilogue"] = act_in ? "relu" : "none";
-      lib_math = "conv2d(" + input_name(m_.a) + ", " + input_name(m_.b) + ")" +
-                 (bias_in ? " + " + input_name(m_.bias) + "[channel]" : "");
+      *lib_math = "conv2d(" + input_name(m_.a) + ", " + input_name(m_.b) + ")" +
+                  (bias_in ? " + " + input_name(m_.bias) + "[channel]" : "");
     } else {
+      const std::string epilogue = std::string(bias_in ? "bias" : "") + (act_in ? (bias_in ? "_" : "") + m_.act : "");
       lib["library"] = "cublaslt.matmul";
       lib["a"] = input_name(m_.a);
       lib["b"] = input_name(m_.b);
@@ -156,67 +180,103 @@ class LibrarySpace : public DesignSpace {
       else if (v["kAlgo"] > 0) lib["algo"] = v["kAlgo"];
       const Emulation emulation = static_cast<Emulation>(v["kEmulation"]);
       if (emulation != Emulation::Off) lib["emulation"] = emulation_name(emulation);
-      lib_math = input_name(m_.a) + (m_.transpose_a ? "^T" : "") + " @ " + input_name(m_.b) + (m_.transpose_b ? "^T" : "");
-      if (alpha_in) lib_math = number_text(m_.scale) + " * " + lib_math;
-      if (bias_in) lib_math += " + " + input_name(m_.bias) + "[col]";
+      *lib_math = input_name(m_.a) + (m_.transpose_a ? "^T" : "") + " @ " + input_name(m_.b) + (m_.transpose_b ? "^T" : "");
+      if (alpha_in) *lib_math = number_text(m_.scale) + " * " + *lib_math;
+      if (bias_in) *lib_math += " + " + input_name(m_.bias) + "[col]";
     }
-    if (act_in) lib_math = (m_.act == "gelu" ? "gelu_tanh(" : m_.act + "(") + lib_math + ")";
-    lib_math = out_buffer + " = " + lib_math;
+    if (act_in) *lib_math = (m_.act == "gelu" ? "gelu_tanh(" : m_.act + "(") + *lib_math + ")";
+    *lib_math = out_buffer + " = " + *lib_math;
+    return lib;
+  }
 
+  std::string genome_comment(const Genome& g, std::map<std::string, int64_t>& v, const std::string& lib_math) const {
     std::ostringstream knobs;
     for (size_t i = 0; i < this->knobs().size(); ++i)
       knobs << (i ? ", " : "") << this->knobs()[i].name << "=" << g.values[i];
     std::string comment = "Generated by kevo from template family 'library' (space " + id() + ").\nGenome: " + knobs.str() +
                           ".\nStep 1, " + (m_.conv ? "cuDNN" : "cuBLASLt") + ": " + lib_math + ".";
-    if (!m_.conv) {
-      const int64_t algo = v["kAlgo"];
-      comment += "\ncuBLASLt's algorithm: " +
-                 (algo == kAutotunedAlgo ? std::string("autotuned per shape at first use: the fastest of cuBLASLt's "
-                                                       "first 8 heuristic algorithms")
-                  : algo == 0            ? std::string("its heuristic's first choice")
-                                         : "entry " + std::to_string(algo) + " of its heuristic's list (0 is the first choice)") +
-                 ".";
-      if (v["kEmulation"] != 0)
-        comment += "\ncuBLASLt's products: fp32 emulated with bf16x9 (three bf16 parts per operand, fp32-accurate), "
-                   "cuBLAS's strategy " + emulation_name(static_cast<Emulation>(v["kEmulation"])) +
-                   "; sm_100a and sm_103a only.";
-    }
-    nlohmann::json steps = nlohmann::json::array();
-    steps.push_back(lib);
-    nlohmann::json plan;
+    if (m_.conv) return comment;
+    const int64_t algo = v["kAlgo"];
+    comment += "\ncuBLASLt's algorithm: " +
+               (algo == kAutotunedAlgo ? std::string("autotuned per shape at first use: the fastest of cuBLASLt's "
+                                                     "first 8 heuristic algorithms")
+                : algo == 0            ? std::string("its heuristic's first choice")
+                                       : "entry " + std::to_string(algo) + " of its heuristic's list (0 is the first choice)") +
+               ".";
+    if (v["kEmulation"] != 0)
+      comment += "\ncuBLASLt's products: fp32 emulated with bf16x9 (three bf16 parts per operand, fp32-accurate), "
+                 "cuBLAS's strategy " + emulation_name(static_cast<Emulation>(v["kEmulation"])) +
+                 "; sm_100a and sm_103a only.";
+    return comment;
+  }
 
-    if (lib_only) {
-      comment += "\nThe library's epilogue takes the whole graph: there is no kernel step.";
-      plan["steps"] = steps;
-      return candidate_text(task, task.name + "_library", plan, comment,
-                            template_includes({"common.cuh"}) + "\n// No kernel: the plan's library step computes the output.\n");
-    }
-
-    // The kernel: the chosen region's inputs, plus the main op's bias when it corrects the start.
-    const Region& region = m_.regions.at(start);
+  // The kernel's inputs: the region's from `start`, plus the main op's bias when it corrects the
+  // start (`bias_expr`: how the kernel reads it).
+  std::vector<Leaf> kernel_leaves(int start, double bias_coef, std::string* bias_expr) const {
     std::vector<Leaf> leaves;
-    for (int leaf : region.leaves)
+    for (int leaf : m_.regions.at(start).leaves)
       if (leaf != start) leaves.push_back(m_.leaves.at(leaf));
-    std::string bias_expr;
-    if (bias_coef != 0) {
-      Leaf b = m_.bias_leaf;
-      auto same = std::find_if(leaves.begin(), leaves.end(), [&](const Leaf& l) { return l.value == b.value; });
-      if (same == leaves.end() || same->dims != b.dims) {
-        if (same != leaves.end()) b.name += "_bias";
-        leaves.push_back(b);
-      }
-      bias_expr = b.kind == Leaf::PerRow ? b.name : b.name + "[k]";
+    if (bias_coef == 0) return leaves;
+    Leaf b = m_.bias_leaf;
+    auto same = std::find_if(leaves.begin(), leaves.end(), [&](const Leaf& l) { return l.value == b.value; });
+    if (same == leaves.end() || same->dims != b.dims) {
+      if (same != leaves.end()) b.name += "_bias";
+      leaves.push_back(b);
     }
+    *bias_expr = b.kind == Leaf::PerRow ? b.name : b.name + "[k]";
+    return leaves;
+  }
+
+  // The kernel's Body: its Params and the in-place update of kVec output elements from the
+  // library's result (the size fields it reads go into `sizes`).
+  std::string kernel_body(const std::vector<Leaf>& leaves, int start, double bias_coef, const std::string& bias_expr,
+                          const std::string& lib_math, SizeFields& sizes) const {
+    const Graph& gr = tg_->graph();
     bool needs_row = false;
     for (const Leaf& l : leaves) needs_row = needs_row || l.kind != Leaf::Full;
-
-    const std::string y = kernel_name(out_buffer);
-    SizeFields sizes;
+    const std::string y = kernel_name(tg_->task().outputs.front().name);
     std::ostringstream body;
     body << "// The op graph (first workload); step 1 computed " << lib_math << ":\n";
     std::istringstream ref(gr.to_string());
     for (std::string line; std::getline(ref, line);) body << "//   " << line << "\n";
     body << "struct Body {\n  static constexpr bool kNeedsRow = " << (needs_row ? "true" : "false") << ";\n";
+    const std::string loads = leaf_loads(leaves, sizes);
+    body << "  struct Params {\n";
+    body << "    float* " << y << ";  // holds the library's result; the kernel overwrites it in place\n";
+    for (const Leaf& l : leaves) body << "    const float* __restrict__ " << l.name << ";\n";
+    for (const auto& f : sizes.fields) body << "    long long " << f.first << ";  // " << f.second << "\n";
+    body << "  };\n\n";
+    body << "  // Output elements [i, i + kVec) of row `row` (i = row * row_len + col).\n";
+    body << "  template <int kVec>\n  static __device__ __forceinline__ void apply(const Params& p, long long i, long long row, "
+            "long long col) {\n";
+    if (!needs_row) body << "    (void)row, (void)col;\n";
+    body << "    float lib[kVec];\n    kevo::load_vec<kVec>(lib, p." << y << " + i);\n" << loads;
+    body << "    float result[kVec];\n#pragma unroll\n    for (int k = 0; k < kVec; ++k) {\n";
+    const std::string start_var = "v" + std::to_string(start);
+    std::string start_expr = "lib[k]";
+    if (bias_coef == 0) {
+      body << "      // lib[k] is %" << start << " (step 1 computed it)\n";
+    } else {
+      body << "      const float " << start_var << " = lib[k] + "
+           << (bias_coef == 1 ? "" : float_literal(bias_coef) + " * ") << bias_expr << ";  // %" << start
+           << " from the library's result\n";
+      start_expr = start_var;
+    }
+    std::string result;
+    body << emit_region(gr, m_.regions.at(start),
+                        [&](int leaf) {
+                          if (leaf == start) return start_expr;
+                          const Leaf& l = m_.leaves.at(leaf);
+                          return l.kind == Leaf::PerRow ? l.name : l.name + "[k]";
+                        },
+                        "      ", &result);
+    body << "      result[k] = " << result << ";\n    }\n";
+    body << "    kevo::store_vec<kVec>(p." << y << " + i, result);\n  }\n};\n\n";
+    return body.str();
+  }
+
+  // How the kernel reads each input for its kVec elements.
+  std::string leaf_loads(const std::vector<Leaf>& leaves, SizeFields& sizes) const {
     std::ostringstream loads;
     for (const Leaf& l : leaves) {
       if (l.kind == Leaf::Full) {
@@ -231,43 +291,25 @@ class LibrarySpace : public DesignSpace {
               << ", p." << l.name << " + " << (at == "0" ? "col" : at + " + col") << ");\n";
       }
     }
-    body << "  struct Params {\n";
-    body << "    float* " << y << ";  // holds the library's result; the kernel overwrites it in place\n";
-    for (const Leaf& l : leaves) body << "    const float* __restrict__ " << l.name << ";\n";
-    for (const auto& f : sizes.fields) body << "    long long " << f.first << ";  // " << f.second << "\n";
-    body << "  };\n\n";
-    body << "  // Output elements [i, i + kVec) of row `row` (i = row * row_len + col).\n";
-    body << "  template <int kVec>\n  static __device__ __forceinline__ void apply(const Params& p, long long i, long long row, "
-            "long long col) {\n";
-    if (!needs_row) body << "    (void)row, (void)col;\n";
-    body << "    float lib[kVec];\n    kevo::load_vec<kVec>(lib, p." << y << " + i);\n" << loads.str();
-    body << "    float result[kVec];\n#pragma unroll\n    for (int k = 0; k < kVec; ++k) {\n";
-    const std::string start_var = "v" + std::to_string(start);
-    std::string start_expr = "lib[k]";
-    if (bias_coef == 0) {
-      body << "      // lib[k] is %" << start << " (step 1 computed it)\n";
-    } else {
-      body << "      const float " << start_var << " = lib[k] + "
-           << (bias_coef == 1 ? "" : float_literal(bias_coef) + " * ") << bias_expr << ";  // %" << start
-           << " from the library's result\n";
-      start_expr = start_var;
-    }
-    std::string result;
-    body << emit_region(gr, region,
-                        [&](int leaf) {
-                          if (leaf == start) return start_expr;
-                          const Leaf& l = m_.leaves.at(leaf);
-                          return l.kind == Leaf::PerRow ? l.name : l.name + "[k]";
-                        },
-                        "      ", &result);
-    body << "      result[k] = " << result << ";\n    }\n";
-    body << "    kevo::store_vec<kVec>(p." << y << " + i, result);\n  }\n};\n\n";
+    return loads.str();
+  }
 
+  // The output as rows (dims [0, split)) of row_len elements, as plan expressions.
+  struct OutputShape {
+    std::string n, rows, row_len;
+  };
+  OutputShape output_shape() const {
+    const TensorDecl& out_decl = tg_->task().outputs.front();
+    const int rank = tg_->rank(tg_->output());
+    return {decl_product(out_decl, 0, rank), decl_product(out_decl, 0, m_.split), decl_product(out_decl, m_.split, rank)};
+  }
+
+  // The kernel step of the plan, and the kernel's launcher (`launcher`).
+  nlohmann::json kernel_step(const Genome& g, std::map<std::string, int64_t>& v, const std::vector<Leaf>& leaves,
+                             const SizeFields& sizes, std::string* launcher) const {
     const int64_t block = v["kBlock"], vec = v["kVec"], items = v["kItems"], grid_shape = v["kGrid"], waves = v["kWaves"];
-    const int rank = tg_->rank(out);
-    const TensorDecl& out_decl = task.outputs.front();
-    const std::string n = decl_product(out_decl, 0, rank), rows = decl_product(out_decl, 0, m_.split),
-                      row_len = decl_product(out_decl, m_.split, rank);
+    const std::string out_buffer = tg_->task().outputs.front().name, y = kernel_name(out_buffer);
+    const OutputShape shape = output_shape();
     std::vector<std::string> fields = {y};
     nlohmann::json args = nlohmann::json::array({out_buffer});
     std::ostringstream k;
@@ -278,8 +320,8 @@ class LibrarySpace : public DesignSpace {
       fields.push_back(l.name);
     }
     k << "long long n, long long row_len";
-    args.push_back({{"int64", n}});
-    args.push_back({{"int64", row_len}});
+    args.push_back({{"int64", shape.n}});
+    args.push_back({{"int64", shape.row_len}});
     for (const auto& [name, expr] : sizes.fields) {
       k << ", long long " << name;
       args.push_back({{"int64", expr}});
@@ -289,26 +331,27 @@ class LibrarySpace : public DesignSpace {
     for (size_t i = 0; i < fields.size(); ++i) k << (i ? ", " : "") << fields[i];
     k << "};\n  kevo::library_epilogue<" << block << ", " << vec << ", " << items << ", " << enumerator(g, "kGrid")
       << ", Body>(p, n, row_len);\n}\n";
-
+    *launcher = k.str();
     const int64_t tile = block * vec * items;
     const std::string tiles = " + " + std::to_string(tile - 1) + ") // " + std::to_string(tile);
-    nlohmann::json grid = grid_shape == 2   ? nlohmann::json::array({rows, "(" + row_len + tiles})
+    nlohmann::json grid = grid_shape == 2   ? nlohmann::json::array({shape.rows, "(" + shape.row_len + tiles})
                           : grid_shape == 1 ? nlohmann::json::array({std::to_string(waves) + " * num_sms"})
-                                            : nlohmann::json::array({"(" + n + tiles});
-    steps.push_back({{"kernel", "kevo_library_epilogue"}, {"grid", grid}, {"block", {block}}, {"args", args}});
-    plan["steps"] = steps;
-    comment += "\nStep 2, kernel: the rest of the graph from %" + std::to_string(start) + ", in place over " + out_buffer +
-               "; kBlock " + std::to_string(block) + ", kVec " + std::to_string(vec) + ", kItems " + std::to_string(items) +
-               ", " +
-               (grid_shape == 2   ? "a block row per output row ([" + rows + "] rows of " + row_len + ")"
-                : grid_shape == 1 ? "grid-stride over " + std::to_string(waves) + " blocks per SM"
-                                  : "one pass over the flat output") +
-               ".";
-    return candidate_text(task, task.name + "_library", plan, comment,
-                          candidate_templates(manifest()) + "\n" + body.str() + k.str());
+                                            : nlohmann::json::array({"(" + shape.n + tiles});
+    return {{"kernel", "kevo_library_epilogue"}, {"grid", grid}, {"block", {block}}, {"args", args}};
   }
 
- private:
+  std::string kernel_comment(std::map<std::string, int64_t>& v, int start) const {
+    const int64_t block = v["kBlock"], vec = v["kVec"], items = v["kItems"], grid_shape = v["kGrid"], waves = v["kWaves"];
+    const OutputShape shape = output_shape();
+    return "\nStep 2, kernel: the rest of the graph from %" + std::to_string(start) + ", in place over " +
+           tg_->task().outputs.front().name + "; kBlock " + std::to_string(block) + ", kVec " + std::to_string(vec) +
+           ", kItems " + std::to_string(items) + ", " +
+           (grid_shape == 2   ? "a block row per output row ([" + shape.rows + "] rows of " + shape.row_len + ")"
+            : grid_shape == 1 ? "grid-stride over " + std::to_string(waves) + " blocks per SM"
+                              : "one pass over the flat output") +
+           ".";
+  }
+
   static std::string number_text(double x) {
     std::ostringstream s;
     s << x;
