@@ -445,25 +445,20 @@ bool matmul_fits(const TaskGraph& tg, const Mapping& m) {
   return true;
 }
 
-}  // namespace
+// The cuDNN convolution's tensors: a 4-d descriptor counts elements in 32 bits.
+std::vector<int> cudnn_tensors(const Mapping& m) { return m.conv ? std::vector<int>{m.a, m.b, m.t} : std::vector<int>{}; }
 
-std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp) {
-  std::vector<std::unique_ptr<DesignSpace>> out;
-  const TaskGraph& tg = *tgp;
+// The main op: the graph's only matmul, linear or conv2d, on fp32 graph inputs, that the library
+// takes as it stands and whose result maps onto the output 1:1.
+bool find_main_op(const TaskGraph& tg, Mapping& m) {
   const Graph& g = tg.graph();
-  if (g.outputs.size() != 1) return out;
-  const int o = tg.output();
-  if (info(g, o).dtype != DType::Float32 || tg.input_index(o) >= 0) return out;
-
-  // The main op: the graph's only matmul, linear or conv2d, on graph inputs.
-  Mapping m;
   for (size_t p = 0; p < g.nodes.size(); ++p) {
     const std::string& op = g.nodes[p].op;
     if (op != "linear" && op != "matmul" && op != "conv2d") continue;
-    if (m.main_node >= 0) return out;
+    if (m.main_node >= 0) return false;
     m.main_node = static_cast<int>(p);
   }
-  if (m.main_node < 0) return out;
+  if (m.main_node < 0) return false;
   const Node& main = g.nodes[static_cast<size_t>(m.main_node)];
   m.conv = main.op == "conv2d";
   m.t = main.outputs.front();
@@ -482,40 +477,46 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
     }
   }
   for (int operand : {m.a, m.b, m.bias})
-    if (operand != -1 && (tg.input_index(operand) < 0 || info(g, operand).dtype != DType::Float32)) return out;
-  const int rank = tg.rank(m.t);
+    if (operand != -1 && (tg.input_index(operand) < 0 || info(g, operand).dtype != DType::Float32)) return false;
   const bool fits = m.conv ? tg.rank(m.a) == 4 && tg.rank(m.b) == 4 : matmul_fits(tg, m);
-  if (!fits || info(g, m.t).dtype != DType::Float32) return out;
+  if (!fits || info(g, m.t).dtype != DType::Float32) return false;
   for (size_t w = 0; w < tg.workloads(); ++w)
-    if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return out;  // the kernel maps the output 1:1
+    if (info(tg.graph(w), m.t).shape != info(tg.graph(w), tg.output()).shape) return false;  // the kernel maps the output 1:1
   // cuDNN's 4-d tensor descriptors count elements in 32 bits: a tensor of 2^31 elements or more is
   // NOT_SUPPORTED (KernelBench's pointwise conv2d, 16 x 128 x 1024 x 1024); the conv family serves it.
-  const std::vector<int> cudnn_tensors = m.conv ? std::vector<int>{m.a, m.b, m.t} : std::vector<int>{};
   for (size_t w = 0; w < tg.workloads(); ++w)
-    for (int v : cudnn_tensors)
-      if (tg.product_value(w, v, 0, 4) >= kCudnnMaxElements) return out;
-  if (m.bias >= 0) {
-    // The library's bias is one value per output column (matmul: t's last dim) or channel (conv: dim 1).
-    const int along = m.conv ? 1 : rank - 1;
-    if (tg.rank(m.bias) != 1) return out;
-    for (size_t w = 0; w < tg.workloads(); ++w)
-      if (info(tg.graph(w), m.bias).shape[0] != info(tg.graph(w), m.t).shape[static_cast<size_t>(along)]) return out;
-    Leaf& b = m.bias_leaf;
-    b.value = m.bias;
-    b.buffer = tg.task().inputs[static_cast<size_t>(tg.input_index(m.bias))].name;
-    b.name = kernel_name(b.buffer);
-    b.kind = Leaf::PerRow;
-    b.dims = {along};
-    b.strides = {"1"};
-  }
+    for (int v : cudnn_tensors(m))
+      if (tg.product_value(w, v, 0, 4) >= kCudnnMaxElements) return false;
+  return true;
+}
 
-  // The chain the library's epilogue may take, each link only where t's path to the output
-  // passes through it alone.
+// The library's bias is one value per output column (matmul: t's last dim) or channel (conv: dim 1).
+bool map_bias(const TaskGraph& tg, Mapping& m) {
+  if (m.bias < 0) return true;
+  const int along = m.conv ? 1 : tg.rank(m.t) - 1;
+  if (tg.rank(m.bias) != 1) return false;
+  for (size_t w = 0; w < tg.workloads(); ++w)
+    if (info(tg.graph(w), m.bias).shape[0] != info(tg.graph(w), m.t).shape[static_cast<size_t>(along)]) return false;
+  Leaf& b = m.bias_leaf;
+  b.value = m.bias;
+  b.buffer = tg.task().inputs[static_cast<size_t>(tg.input_index(m.bias))].name;
+  b.name = kernel_name(b.buffer);
+  b.kind = Leaf::PerRow;
+  b.dims = {along};
+  b.strides = {"1"};
+  return true;
+}
+
+// The chain the library's epilogue may take (a scale, cuBLASLt only; then an activation), each
+// link only where t's path to the output passes through it alone. Returns the chain's end, or -1
+// when the rest of the graph from t is not elementwise.
+int map_epilogue_chain(const TaskGraph& tg, Mapping& m) {
+  const Graph& g = tg.graph();
   auto region_from = [&](int start) {
-    return elementwise_region(g, o, [&](int v) { return v == start || tg.input_index(v) >= 0; });
+    return elementwise_region(g, tg.output(), [&](int v) { return v == start || tg.input_index(v) >= 0; });
   };
   m.regions[m.t] = region_from(m.t);
-  if (!m.regions[m.t].ok) return out;
+  if (!m.regions[m.t].ok) return -1;
   int end = m.t;
   if (int c = sole_consumer(tg, m.t); !m.conv && c >= 0) {
     const Node& n = g.nodes[static_cast<size_t>(c)];
@@ -548,14 +549,18 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
       }
     }
   }
+  return end;
+}
 
-  // The inputs the kernel may read, and the row split: a row runs along the trailing dims no
-  // broadcast input varies along, except the last dim when an input is contiguous along it.
+// The inputs the kernel may read, and the row split: a row runs along the trailing dims no
+// broadcast input varies along, except the last dim when an input is contiguous along it.
+bool map_leaves(const TaskGraph& tg, Mapping& m) {
+  const int rank = tg.rank(m.t);
   for (const auto& [start, r] : m.regions)
     for (int leaf : r.leaves) {
       if (leaf == start || m.leaves.count(leaf)) continue;
       Leaf l;
-      if (!broadcast_leaf(tg, leaf, o, l)) return out;
+      if (!broadcast_leaf(tg, leaf, tg.output(), l)) return false;
       m.leaves[leaf] = l;
     }
   std::vector<Leaf*> broadcast;
@@ -569,29 +574,49 @@ std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp)
   for (Leaf* l : broadcast)
     l->kind = std::find(l->dims.begin(), l->dims.end(), rank - 1) != l->dims.end() && m.split == rank - 1 ? Leaf::InRow
                                                                                                           : Leaf::PerRow;
+  return true;
+}
 
+std::unique_ptr<DesignSpace> library_space(const TaskGraphPtr& tgp, Mapping m, int end) {
+  const TaskGraph& tg = *tgp;
+  const int o = tg.output(), rank = tg.rank(m.t), split = m.split;
+  const std::vector<int> cudnn = cudnn_tensors(m);
   const bool has_bias = m.bias >= 0, has_scale = m.scale_out >= 0, can_act = m.act_out >= 0 && !(has_bias && has_scale);
   const bool lib_only = end == o && !(has_bias && has_scale);
   std::vector<Facts> facts;
   for (size_t w = 0; w < tg.workloads(); ++w)
     facts.push_back({{"n", tg.product_value(w, o, 0, rank)},
-                     {"row", tg.product_value(w, o, m.split, rank)},
-                     {"rows", tg.product_value(w, o, 0, m.split)},
+                     {"row", tg.product_value(w, o, split, rank)},
+                     {"rows", tg.product_value(w, o, 0, split)},
                      {"has_bias", has_bias},
                      {"has_scale", has_scale},
                      {"can_act", can_act},
                      {"lib_only", lib_only},
                      {"matmul", !m.conv}});
-  const int split = m.split;
-  out.push_back(std::make_unique<LibrarySpace>(tgp, std::move(m), std::move(facts)));
-  out.back()->express("n", tg.product(o, 0, rank));
-  out.back()->express("row", tg.product(o, split, rank));
-  out.back()->express("rows", tg.product(o, 0, split));
+  auto s = std::make_unique<LibrarySpace>(tgp, std::move(m), std::move(facts));
+  s->express("n", tg.product(o, 0, rank));
+  s->express("row", tg.product(o, split, rank));
+  s->express("rows", tg.product(o, 0, split));
   for (const char* flag : {"has_bias", "has_scale", "can_act", "lib_only", "matmul"})  // the mapping's, not the shape's
-    out.back()->express(flag, std::to_string(out.back()->facts().front().at(flag)));
-  for (int v : cudnn_tensors)
-    out.back()->assume({tg.product(v, 0, 4), "<", std::to_string(kCudnnMaxElements),
-                        "cuDNN's tensor descriptors count elements in 32 bits"});
+    s->express(flag, std::to_string(s->facts().front().at(flag)));
+  for (int v : cudnn)
+    s->assume({tg.product(v, 0, 4), "<", std::to_string(kCudnnMaxElements), "cuDNN's tensor descriptors count elements in 32 bits"});
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<DesignSpace>> lower_library(const TaskGraphPtr& tgp) {
+  std::vector<std::unique_ptr<DesignSpace>> out;
+  const TaskGraph& tg = *tgp;
+  const Graph& g = tg.graph();
+  if (g.outputs.size() != 1) return out;
+  if (info(g, tg.output()).dtype != DType::Float32 || tg.input_index(tg.output()) >= 0) return out;
+  Mapping m;
+  if (!find_main_op(tg, m) || !map_bias(tg, m)) return out;
+  const int end = map_epilogue_chain(tg, m);
+  if (end < 0 || !map_leaves(tg, m)) return out;
+  out.push_back(library_space(tgp, std::move(m), end));
   return out;
 }
 
