@@ -69,19 +69,47 @@ class GemmSpace : public DesignSpace {
   std::string render(const Genome& g) const override {
     auto v = values(g);
     const Task& task = tg_->task();
-    const int out = tg_->output();
-    const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2, tma = v["kLoad"] == 1;
-    const bool persistent = v["kPersistent"] == 1;
-    const int64_t splits = v["kSplits"], threads = (v["kPath"] ? 128 : 32) * v["kWarpsM"] * v["kWarpsN"] + (tma ? 128 : 0);
-    const std::string M = rows(*tg_, m_), N = tg_->dim(out, tg_->rank(out) - 1), K = tg_->dim(m_.a, tg_->rank(m_.a) - 1);
-    const std::string batch = batch_count(*tg_, m_);
-    const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
-                              ") * ((" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]) + ")";
+    const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2;
+    const std::string M = rows(*tg_, m_), N = tg_->dim(tg_->output(), tg_->rank(tg_->output()) - 1);
     const std::string ws = scratch_name(task, "gemm_workspace"), turns = scratch_name(task, "gemm_turns");
-    const std::string y = task.outputs.front().name;
-    const auto input_name = [&](int val) { return task.inputs[static_cast<size_t>(tg_->input_index(val))].name; };
-    const std::string T = element_type(m_.elem), TOut = element_type(m_.out);
+    std::string src = config(g, v);
+    nlohmann::json args = nlohmann::json::array();
+    src += gemm_kernel(v, &args);
+    nlohmann::json steps = nlohmann::json::array();
+    nlohmann::json plan;
+    if (serial) {
+      src += "\n// Serial split-K's turn counters start at zero in every run.\n"
+             "extern \"C\" __global__ void kevo_gemm_zero_turns(int* turns, int n) { kevo::gemm_zero_flags(turns, n); }\n";
+      steps.push_back({{"kernel", "kevo_gemm_zero_turns"},
+                       {"grid", {"(" + batched_count(tiles(v)) + " + 255) // 256"}},
+                       {"block", {256}},
+                       {"args", {turns, {{"int", batched_count(tiles(v))}}}}});
+      plan["buffers"][turns] = {{"dtype", "int32"}, {"shape", {batched_count(tiles(v))}}};
+    }
+    steps.push_back(gemm_step(v, args));
+    if (!m_.row_stats.empty())  // an ExpStat (max, sum) per row and N tile
+      plan["buffers"][m_.row_stats] = {{"dtype", "float32"},
+                                       {"shape", {M, "(" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]), "2"}}};
+    if (serial || second_kernel) {
+      nlohmann::json shape = nlohmann::json::array({batched_count(M), N});
+      if (second_kernel) shape.insert(shape.begin(), v["kSplits"]);
+      plan["buffers"][ws] = {{"dtype", "float32"}, {"shape", shape}};
+    }
+    if (second_kernel) src += reduce_kernel(v, steps);
+    plan["steps"] = steps;
+    return candidate_text(task, task.name + "_gemm", plan, genome_comment(g, v), candidate_templates(manifest()) + "\n" + src);
+  }
 
+ private:
+  std::string input_name(int val) const { return tg_->task().inputs[static_cast<size_t>(tg_->input_index(val))].name; }
+  std::string tiles(std::map<std::string, int64_t>& v) const {
+    const std::string M = rows(*tg_, m_), N = tg_->dim(tg_->output(), tg_->rank(tg_->output()) - 1);
+    return "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) + ") * ((" + N + " + " +
+           std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]) + ")";
+  }
+
+  // The graph as a comment, the Tail functor and the GemmConfig the genome instantiates.
+  std::string config(const Genome& g, std::map<std::string, int64_t>& v) const {
     std::ostringstream src;
     src << "// The op graph (first workload); the GEMM computes " << input_name(m_.a) << " @ " << input_name(m_.b)
         << (m_.b_kmajor ? "^T" : "") << (m_.batched ? ", one product of the batch per blockIdx.z" : "")
@@ -89,39 +117,47 @@ class GemmSpace : public DesignSpace {
     std::istringstream ref(tg_->graph().to_string());
     for (std::string line; std::getline(ref, line);) src << "//   " << line << "\n";
     src << tail_functor() << "\n";
-    src << "using Config = kevo::GemmConfig<" << enumerator(g, "kPath") << ", " << T << ", " << TOut << ", "
-        << enumerator(g, "kPrecision") << ", " << v["kBM"] << ", " << v["kBN"] << ", " << v["kBK"] << ", " << v["kWarpsM"]
-        << ", " << v["kWarpsN"] << ", " << v["kStages"] << ", kevo::BLayout::" << (m_.b_kmajor ? "KMajor" : "NMajor")
-        << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", " << enumerator(g, "kSplit") << ", " << splits
-        << ", " << enumerator(g, "kEpilogue") << ", " << enumerator(g, "kLoad") << ", " << (persistent ? "true" : "false") << ">;\n";
-    const int64_t shared = shared_bytes(v);
-    src << "static_assert(Config::kSharedBytes == " << shared << ", \"the plan's shared_bytes\");\n\n";
+    src << "using Config = kevo::GemmConfig<" << enumerator(g, "kPath") << ", " << element_type(m_.elem) << ", "
+        << element_type(m_.out) << ", " << enumerator(g, "kPrecision") << ", " << v["kBM"] << ", " << v["kBN"] << ", " << v["kBK"]
+        << ", " << v["kWarpsM"] << ", " << v["kWarpsN"] << ", " << v["kStages"] << ", kevo::BLayout::" << (m_.b_kmajor ? "KMajor" : "NMajor")
+        << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", " << enumerator(g, "kSplit") << ", " << v["kSplits"]
+        << ", " << enumerator(g, "kEpilogue") << ", " << enumerator(g, "kLoad") << ", " << (v["kPersistent"] == 1 ? "true" : "false")
+        << ">;\n";
+    src << "static_assert(Config::kSharedBytes == " << shared_bytes(v) << ", \"the plan's shared_bytes\");\n\n";
+    return src.str();
+  }
 
-    // The GEMM kernel: operands, scratch, tail inputs, sizes.
-    nlohmann::json args = nlohmann::json::array();
+  // The GEMM kernel: operands, scratch, tail inputs, sizes (their arguments into `args`).
+  std::string gemm_kernel(std::map<std::string, int64_t>& v, nlohmann::json* args) const {
+    const Task& task = tg_->task();
+    const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2, tma = v["kLoad"] == 1;
+    const std::string M = rows(*tg_, m_), N = tg_->dim(tg_->output(), tg_->rank(tg_->output()) - 1),
+                      K = tg_->dim(m_.a, tg_->rank(m_.a) - 1);
+    const std::string T = element_type(m_.elem), TOut = element_type(m_.out);
+    std::ostringstream src;
     src << "extern \"C\" __global__ void __launch_bounds__(Config::kThreads, " << v["kMinBlocks"] << ") kevo_gemm(";
     if (tma) {
       // TMA boxes of the block tile, 128-byte swizzled (a K tile is 128 bytes): A as [K, M], B as [K, N].
       src << "const __grid_constant__ kevo::TensorMap tma_a, const __grid_constant__ kevo::TensorMap tma_b, ";
-      args.push_back({{"tensor_map", {{"buffer", input_name(m_.a)}, {"dims", {K, M}}, {"box", {v["kBK"], v["kBM"]}}, {"swizzle", 128}}}});
-      args.push_back({{"tensor_map", {{"buffer", input_name(m_.b)}, {"dims", {K, N}}, {"box", {v["kBK"], v["kBN"]}}, {"swizzle", 128}}}});
+      args->push_back({{"tensor_map", {{"buffer", input_name(m_.a)}, {"dims", {K, M}}, {"box", {v["kBK"], v["kBM"]}}, {"swizzle", 128}}}});
+      args->push_back({{"tensor_map", {{"buffer", input_name(m_.b)}, {"dims", {K, N}}, {"box", {v["kBK"], v["kBN"]}}, {"swizzle", 128}}}});
     }
-    for (const std::string& name : {input_name(m_.a), input_name(m_.b), y}) args.push_back(name);
+    for (const std::string& name : {input_name(m_.a), input_name(m_.b), task.outputs.front().name}) args->push_back(name);
     src << "const " << T << "* a, const " << T << "* b, " << TOut << "* y";
     if (serial || second_kernel) {
       src << ", float* ws";
-      args.push_back(ws);
+      args->push_back(scratch_name(task, "gemm_workspace"));
     }
     if (serial) {
       src << ", int* turns";
-      args.push_back(turns);
+      args->push_back(scratch_name(task, "gemm_turns"));
     }
     const bool stats = !m_.row_stats.empty();
     if (stats) {
       src << ", kevo::ExpStat* row_part";
-      args.push_back(m_.row_stats);
+      args->push_back(m_.row_stats);
     }
-    src << tail_parameters(args) << ", int M, int N, int K) {\n";
+    src << tail_parameters(*args) << ", int M, int N, int K) {\n";
     if (m_.batched) src << batch_offsets(serial);
     src << "  const kevo::GemmOperands<" << T << ", " << TOut << "> op{a, b, y, " << (serial || second_kernel ? "ws" : "nullptr")
         << ", " << (serial ? "turns" : "nullptr") << ", M, N, K};\n";
@@ -130,67 +166,59 @@ class GemmSpace : public DesignSpace {
       src << "  kevo::gemm_tma<Config, Tail" << with_stats << "(op, tma_a, tma_b, " << tail_params_init() << stats_init << ");\n}\n";
     else
       src << "  kevo::gemm<Config, Tail" << with_stats << "(op, " << tail_params_init() << stats_init << ");\n}\n";
-    args.push_back({{"int", M}});
-    args.push_back({{"int", N}});
-    args.push_back({{"int", K}});
+    args->push_back({{"int", M}});
+    args->push_back({{"int", N}});
+    args->push_back({{"int", K}});
+    return src.str();
+  }
 
-    nlohmann::json steps = nlohmann::json::array();
-    nlohmann::json plan;
-    if (serial) {
-      src << "\n// Serial split-K's turn counters start at zero in every run.\n"
-             "extern \"C\" __global__ void kevo_gemm_zero_turns(int* turns, int n) { kevo::gemm_zero_flags(turns, n); }\n";
-      steps.push_back({{"kernel", "kevo_gemm_zero_turns"},
-                       {"grid", {"(" + batched_count(tiles) + " + 255) // 256"}},
-                       {"block", {256}},
-                       {"args", {turns, {{"int", batched_count(tiles)}}}}});
-      plan["buffers"][turns] = {{"dtype", "int32"}, {"shape", {batched_count(tiles)}}};
-    }
-    steps.push_back({{"kernel", "kevo_gemm"},
-                     {"grid", m_.batched ? nlohmann::json{tiles, splits, batch}
-                                         : nlohmann::json{persistent ? std::string("num_sms") : tiles, splits}},
-                     {"block", {threads}},
-                     {"shared_bytes", shared},
-                     {"args", args}});
-    if (stats)  // an ExpStat (max, sum) per row and N tile
-      plan["buffers"][m_.row_stats] = {{"dtype", "float32"},
-                                       {"shape", {M, "(" + N + " + " + std::to_string(v["kBN"] - 1) + ") // " + std::to_string(v["kBN"]), "2"}}};
-    if (serial || second_kernel) {
-      nlohmann::json shape = nlohmann::json::array({batched_count(M), N});
-      if (second_kernel) shape.insert(shape.begin(), splits);
-      plan["buffers"][ws] = {{"dtype", "float32"}, {"shape", shape}};
-    }
-    if (second_kernel) {
-      nlohmann::json rargs = nlohmann::json::array({ws, y});
-      src << "\n// The second kernel: the partial sums in split order, then the tail.\n"
-          << "extern \"C\" __global__ void __launch_bounds__(256) kevo_gemm_reduce(const float* ws, " << TOut << "* y"
-          << tail_parameters(rargs) << ", int M, int N, int splits) {\n"
-          << "  kevo::gemm_reduce<" << TOut << ", Tail>(ws, y, M, N, splits, " << tail_params_init() << ");\n}\n";
-      rargs.push_back({{"int", M}});
-      rargs.push_back({{"int", N}});
-      rargs.push_back({{"int", splits}});
-      steps.push_back({{"kernel", "kevo_gemm_reduce"},
-                       {"grid", {"(" + paren(M) + " * " + paren(N) + " // 2 + 255) // 256"}},
-                       {"block", {256}},
-                       {"args", rargs}});
-    }
-    plan["steps"] = steps;
+  nlohmann::json gemm_step(std::map<std::string, int64_t>& v, const nlohmann::json& args) const {
+    const bool tma = v["kLoad"] == 1, persistent = v["kPersistent"] == 1;
+    const int64_t splits = v["kSplits"], threads = (v["kPath"] ? 128 : 32) * v["kWarpsM"] * v["kWarpsN"] + (tma ? 128 : 0);
+    return {{"kernel", "kevo_gemm"},
+            {"grid", m_.batched ? nlohmann::json{tiles(v), splits, batch_count(*tg_, m_)}
+                                : nlohmann::json{persistent ? std::string("num_sms") : tiles(v), splits}},
+            {"block", {threads}},
+            {"shared_bytes", shared_bytes(v)},
+            {"args", args}};
+  }
 
+  // The second kernel: the partial sums in split order, then the tail (its step into `steps`).
+  std::string reduce_kernel(std::map<std::string, int64_t>& v, nlohmann::json& steps) const {
+    const Task& task = tg_->task();
+    const std::string M = rows(*tg_, m_), N = tg_->dim(tg_->output(), tg_->rank(tg_->output()) - 1);
+    nlohmann::json rargs = nlohmann::json::array({scratch_name(task, "gemm_workspace"), task.outputs.front().name});
+    std::ostringstream src;
+    src << "\n// The second kernel: the partial sums in split order, then the tail.\n"
+        << "extern \"C\" __global__ void __launch_bounds__(256) kevo_gemm_reduce(const float* ws, " << element_type(m_.out) << "* y"
+        << tail_parameters(rargs) << ", int M, int N, int splits) {\n"
+        << "  kevo::gemm_reduce<" << element_type(m_.out) << ", Tail>(ws, y, M, N, splits, " << tail_params_init() << ");\n}\n";
+    rargs.push_back({{"int", M}});
+    rargs.push_back({{"int", N}});
+    rargs.push_back({{"int", v["kSplits"]}});
+    steps.push_back({{"kernel", "kevo_gemm_reduce"},
+                     {"grid", {"(" + paren(M) + " * " + paren(N) + " // 2 + 255) // 256"}},
+                     {"block", {256}},
+                     {"args", rargs}});
+    return src.str();
+  }
+
+  std::string genome_comment(const Genome& g, std::map<std::string, int64_t>& v) const {
+    const bool serial = v["kSplit"] == 1, second_kernel = v["kEpilogue"] == 2, tma = v["kLoad"] == 1;
+    const bool persistent = v["kPersistent"] == 1;
+    const int64_t splits = v["kSplits"];
     std::ostringstream knobs;
     for (size_t i = 0; i < this->knobs().size(); ++i)
       knobs << (i ? ", " : "") << this->knobs()[i].name << "=" << g.values[i];
-    const std::string comment =
-        "Generated by kevo from template family 'gemm' (space " + id() + ").\nGenome: " + knobs.str() + ".\n" +
-        (v["kPath"] ? (tma ? std::string("wgmma fed by TMA, warp-specialised") + (persistent ? ", persistent" : "") + " (sm_90a)" : "wgmma (sm_90a)") : "mma.sync") + ", " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
-        std::to_string(v["kBK"]) + " tiles, " + std::to_string(v["kStages"]) + " stages, " +
-        (splits > 1 ? std::to_string(splits) + " K splits (" + (serial ? "serial" : "parallel") + "), " : "") + "tail " +
-        (second_kernel ? "in a second kernel" : v["kEpilogue"] == 1 ? "in the epilogue, staged through shared memory"
-                                                                     : "in the epilogue, from registers") +
-        ".";
-    return candidate_text(task, task.name + "_gemm", plan, comment,
-                          candidate_templates(manifest()) + "\n" + src.str());
+    return "Generated by kevo from template family 'gemm' (space " + id() + ").\nGenome: " + knobs.str() + ".\n" +
+           (v["kPath"] ? (tma ? std::string("wgmma fed by TMA, warp-specialised") + (persistent ? ", persistent" : "") + " (sm_90a)" : "wgmma (sm_90a)") : "mma.sync") + ", " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
+           std::to_string(v["kBK"]) + " tiles, " + std::to_string(v["kStages"]) + " stages, " +
+           (splits > 1 ? std::to_string(splits) + " K splits (" + (serial ? "serial" : "parallel") + "), " : "") + "tail " +
+           (second_kernel ? "in a second kernel" : v["kEpilogue"] == 1 ? "in the epilogue, staged through shared memory"
+                                                                        : "in the epilogue, from registers") +
+           ".";
   }
 
- private:
   // `per_product` elements for each product of the batch.
   std::string batched_count(const std::string& per_product) const {
     return m_.batched ? paren(batch_count(*tg_, m_)) + " * " + paren(per_product) : per_product;
