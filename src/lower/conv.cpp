@@ -67,84 +67,124 @@ class ConvSpace : public DesignSpace {
   std::string render(const Genome& g) const override {
     auto v = values(g);
     const Task& task = tg_->task();
-    const int o = tg_->output();
     const int64_t threads = 32 * v["kWarpsM"] * v["kWarpsN"], bk = v["kBK"];
     const int64_t table = v["kOffsets"] ? (table_k_ + bk - 1) / bk * bk : 0;
-    // The sizes the kernel takes, as plan expressions (conv1d: H = OH = 1; conv3d adds D and OD).
+    const Sizes z = sizes();
+    const std::string tiles = "((" + z.M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
+                              ") * ((" + z.OCg + " + " + std::to_string(v["kBN"] - 1) + ") // " +
+                              std::to_string(v["kBN"]) + ")";
+    std::string src = config(g, v, table);
+    nlohmann::json plan, steps = nlohmann::json::array();
+    src += rewrite_kernels(v, z, steps, plan);
+    nlohmann::json args;
+    src += conv_kernel(v, z, &args);
+    steps.push_back({{"kernel", "kevo_conv"},
+                     {"grid", {tiles, m_.geo.groups}},
+                     {"block", {threads}},
+                     {"shared_bytes", shared_bytes(v, table)},
+                     {"args", args}});
+    plan["steps"] = steps;
+    return candidate_text(task, task.name + "_conv", plan, genome_comment(g, v), candidate_templates(manifest()) + "\n" + src);
+  }
+
+ private:
+  // The sizes the kernel takes, as plan expressions (conv1d: H = OH = 1; conv3d adds D and OD);
+  // M (the GEMM's rows), OC per group, and K (a weight row's length).
+  struct Sizes {
+    std::string N, C, H, W, OC, OH, OW, D, OD, M, OCg, K;
+  };
+  Sizes sizes() const {
+    const int o = tg_->output();
     const bool one_d = m_.spatial == 1, three_d = m_.spatial == 3;
     const int last = m_.spatial + 1;
-    const std::string N = tg_->dim(m_.x, 0), C = tg_->dim(m_.x, 1), H = one_d ? "1" : tg_->dim(m_.x, last - 1),
-                      W = tg_->dim(m_.x, last), OC = tg_->dim(o, 1), OH = one_d ? "1" : tg_->dim(o, last - 1),
-                      OW = tg_->dim(o, last);
-    const std::string D = three_d ? tg_->dim(m_.x, 2) : "1", OD = three_d ? tg_->dim(o, 2) : "1";
-    const std::string M = paren(N) + " * " + (three_d ? paren(OD) + " * " : "") + paren(OH) + " * " + paren(OW);
-    const std::string OCg = m_.geo.groups == 1 ? OC : paren(OC) + " // " + std::to_string(m_.geo.groups);
-    const std::string tiles = "((" + M + " + " + std::to_string(v["kBM"] - 1) + ") // " + std::to_string(v["kBM"]) +
-                              ") * ((" + OCg + " + " + std::to_string(v["kBN"] - 1) + ") // " +
-                              std::to_string(v["kBN"]) + ")";
-    const auto input_name = [&](int val) { return task.inputs[static_cast<size_t>(tg_->input_index(val))].name; };
-    const std::string T = element_type(m_.elem), TOut = element_type(m_.out);
+    Sizes z;
+    z.N = tg_->dim(m_.x, 0), z.C = tg_->dim(m_.x, 1), z.H = one_d ? "1" : tg_->dim(m_.x, last - 1), z.W = tg_->dim(m_.x, last);
+    z.OC = tg_->dim(o, 1), z.OH = one_d ? "1" : tg_->dim(o, last - 1), z.OW = tg_->dim(o, last);
+    z.D = three_d ? tg_->dim(m_.x, 2) : "1", z.OD = three_d ? tg_->dim(o, 2) : "1";
+    z.M = paren(z.N) + " * " + (three_d ? paren(z.OD) + " * " : "") + paren(z.OH) + " * " + paren(z.OW);
+    z.OCg = m_.geo.groups == 1 ? z.OC : paren(z.OC) + " // " + std::to_string(m_.geo.groups);
+    const Geometry& ge = m_.geo;
+    z.K = paren(z.C) + " // " + std::to_string(ge.groups) + " * " + std::to_string(ge.kd * ge.kh * ge.kw);
+    return z;
+  }
+  std::string input_name(int val) const { return tg_->task().inputs[static_cast<size_t>(tg_->input_index(val))].name; }
 
+  // The graph as a comment, the Geometry, the Tail functor and the ConvConfig the genome instantiates.
+  std::string config(const Genome& g, std::map<std::string, int64_t>& v, int64_t table) const {
     std::ostringstream src;
     src << "// The op graph (first workload); the convolution computes conv(" << input_name(m_.x) << ", "
         << input_name(m_.w) << "), Tail::apply the rest from its accumulator:\n";
     std::istringstream ref(tg_->graph().to_string());
     for (std::string line; std::getline(ref, line);) src << "//   " << line << "\n";
     const Geometry& ge = m_.geo;
-    src << geometry_struct(ge, three_d);
+    src << geometry_struct(ge, m_.spatial == 3);
     if (ge.transposed) src << "// A transposed convolution: x is gathered where (output coordinate + padding - tap shift) divides by the stride.\n";
     src << tail_functor() << "\n";
-    src << "using Config = kevo::ConvConfig<" << T << ", " << TOut << ", " << enumerator(g, "kPrecision") << ", "
-        << v["kBM"] << ", " << v["kBN"] << ", " << bk << ", " << v["kWarpsM"] << ", " << v["kWarpsN"] << ", "
-        << v["kStages"] << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", " << enumerator(g, "kOffsets")
-        << ", " << enumerator(g, "kLayout") << ", " << enumerator(g, "kWeightCopy") << ", " << enumerator(g, "kEpilogue") << ", " << table << ">;\n";
-    const int64_t shared = shared_bytes(v, table);
-    src << "static_assert(Config::kSharedBytes == " << shared << ", \"the plan's shared_bytes\");\n\n";
+    src << "using Config = kevo::ConvConfig<" << element_type(m_.elem) << ", " << element_type(m_.out) << ", "
+        << enumerator(g, "kPrecision") << ", " << v["kBM"] << ", " << v["kBN"] << ", " << v["kBK"] << ", " << v["kWarpsM"] << ", "
+        << v["kWarpsN"] << ", " << v["kStages"] << ", " << enumerator(g, "kRaster") << ", " << v["kGroup"] << ", "
+        << enumerator(g, "kOffsets") << ", " << enumerator(g, "kLayout") << ", " << enumerator(g, "kWeightCopy") << ", "
+        << enumerator(g, "kEpilogue") << ", " << table << ">;\n";
+    src << "static_assert(Config::kSharedBytes == " << shared_bytes(v, table) << ", \"the plan's shared_bytes\");\n\n";
+    return src.str();
+  }
 
-    // NHWC: the first two kernels copy x and the weight into scratch that the convolution reads.
-    const bool nhwc = v["kLayout"] == 1;
-    const std::string xt = scratch_name(task, "conv_x_nhwc"), wt = scratch_name(task, "conv_w_nhwc");
-    nlohmann::json plan, steps = nlohmann::json::array();
-    // A weight row's length (K) and the element type, for the kernels that rewrite the weight first.
-    const std::string K = paren(C) + " // " + std::to_string(ge.groups) + " * " + std::to_string(ge.kd * ge.kh * ge.kw),
-                      dtype = dtype_name(m_.elem);
-    if (nhwc) {
-      const std::string hw = (three_d ? paren(D) + " * " : "") + paren(H) + " * " + paren(W);
+  // The kernels before the convolution: NHWC copies of x and the weight (kLayout 1), or a
+  // transposed convolution's weight rewritten from torch's [C, OC/G, k...] into [OC, C/G, k...].
+  std::string rewrite_kernels(std::map<std::string, int64_t>& v, const Sizes& z, nlohmann::json& steps, nlohmann::json& plan) const {
+    const Task& task = tg_->task();
+    const Geometry& ge = m_.geo;
+    const std::string T = element_type(m_.elem), dtype = dtype_name(m_.elem);
+    std::ostringstream src;
+    if (v["kLayout"] == 1) {
+      const std::string xt = scratch_name(task, "conv_x_nhwc"), wt = scratch_name(task, "conv_w_nhwc");
+      const bool three_d = m_.spatial == 3;
+      const std::string hw = (three_d ? paren(z.D) + " * " : "") + paren(z.H) + " * " + paren(z.W);
       src << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_x_nhwc(const " << T << "* x, " << T
           << "* xt, int C, int HW) {\n  kevo::conv_x_to_nhwc<" << T << ">(x, xt, C, HW);\n}\n"
           << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_w_nhwc(const " << T << "* w, " << T
           << "* wt, int OC, int Cg) {\n  kevo::conv_w_to_nhwc<" << T << ", Geometry>(w, wt, OC, Cg);\n}\n\n";
       steps.push_back({{"kernel", "kevo_conv_x_nhwc"},
-                       {"grid", {"(" + hw + " + 31) // 32", "(" + C + " + 31) // 32", N}},
+                       {"grid", {"(" + hw + " + 31) // 32", "(" + z.C + " + 31) // 32", z.N}},
                        {"block", {32, 8}},
-                       {"args", {input_name(m_.x), xt, {{"int", C}}, {{"int", hw}}}}});
+                       {"args", {input_name(m_.x), xt, {{"int", z.C}}, {{"int", hw}}}}});
       steps.push_back({{"kernel", "kevo_conv_w_nhwc"},
-                       {"grid", {"(" + paren(OC) + " * " + K + " + 255) // 256"}},
+                       {"grid", {"(" + paren(z.OC) + " * " + z.K + " + 255) // 256"}},
                        {"block", {256}},
-                       {"args", {input_name(m_.w), wt, {{"int", OC}}, {{"int", paren(C) + " // " + std::to_string(ge.groups)}}}}});
-      plan["buffers"][xt] = {{"dtype", dtype}, {"shape", three_d ? nlohmann::json{N, D, H, W, C} : nlohmann::json{N, H, W, C}}};
-      plan["buffers"][wt] = {{"dtype", dtype}, {"shape", {OC, K}}};
+                       {"args", {input_name(m_.w), wt, {{"int", z.OC}}, {{"int", paren(z.C) + " // " + std::to_string(ge.groups)}}}}});
+      plan["buffers"][xt] = {{"dtype", dtype}, {"shape", three_d ? nlohmann::json{z.N, z.D, z.H, z.W, z.C} : nlohmann::json{z.N, z.H, z.W, z.C}}};
+      plan["buffers"][wt] = {{"dtype", dtype}, {"shape", {z.OC, z.K}}};
     }
-    // Transposed: the first kernel rewrites torch's [C, OC/G, k...] weight into [OC, C/G, k...] scratch.
-    const std::string wr = scratch_name(task, "conv_w_transposed");
     if (ge.transposed) {
+      const std::string wr = scratch_name(task, "conv_w_transposed");
       src << "extern \"C\" __global__ void __launch_bounds__(256) kevo_conv_w_transposed(const " << T << "* w, " << T
           << "* wt, int C, int OC) {\n  kevo::conv_w_transposed<" << T
           << ", Geometry>(w, wt, kevo::ConvShape{1, C, 1, 1, OC, 1, 1});\n}\n\n";
       steps.push_back({{"kernel", "kevo_conv_w_transposed"},
-                       {"grid", {"(" + paren(OC) + " * " + K + " + 255) // 256"}},
+                       {"grid", {"(" + paren(z.OC) + " * " + z.K + " + 255) // 256"}},
                        {"block", {256}},
-                       {"args", {input_name(m_.w), wr, {{"int", C}}, {{"int", OC}}}}});
-      plan["buffers"][wr] = {{"dtype", dtype}, {"shape", {OC, K}}};
+                       {"args", {input_name(m_.w), wr, {{"int", z.C}}, {{"int", z.OC}}}}});
+      plan["buffers"][wr] = {{"dtype", dtype}, {"shape", {z.OC, z.K}}};
     }
-    nlohmann::json args = nlohmann::json::array({nhwc ? xt : input_name(m_.x),
-                                                 nhwc ? wt : ge.transposed ? wr : input_name(m_.w),
-                                                 task.outputs.front().name});
+    return src.str();
+  }
+
+  // The convolution kernel (its arguments into `args`).
+  std::string conv_kernel(std::map<std::string, int64_t>& v, const Sizes& z, nlohmann::json* args) const {
+    const Task& task = tg_->task();
+    const bool nhwc = v["kLayout"] == 1, three_d = m_.spatial == 3;
+    const std::string T = element_type(m_.elem), TOut = element_type(m_.out);
+    *args = nlohmann::json::array({nhwc ? scratch_name(task, "conv_x_nhwc") : input_name(m_.x),
+                                   nhwc            ? scratch_name(task, "conv_w_nhwc")
+                                   : m_.geo.transposed ? scratch_name(task, "conv_w_transposed")
+                                                       : input_name(m_.w),
+                                   task.outputs.front().name});
+    std::ostringstream src;
     src << "extern \"C\" __global__ void __launch_bounds__(Config::kThreads, " << v["kMinBlocks"] << ") kevo_conv(const "
         << T << "* x, const " << T << "* w, " << TOut << "* y";
     for (const TailInput& in : m_.inputs) {
       src << ", const " << element_type(in.dtype) << "* " << in.name;
-      args.push_back(in.buffer);
+      args->push_back(in.buffer);
     }
     if (three_d)
       src << ", int N, int C, int D, int H, int W, int OC, int OD, int OH, int OW) {\n"
@@ -156,32 +196,27 @@ class ConvSpace : public DesignSpace {
           << "  kevo::conv2d<Config, Geometry, Tail>(op, Tail::Params{";
     for (const TailInput& in : m_.inputs) src << in.name << ", ";
     src << "});\n}\n";
-    const std::vector<std::string> sizes =
-        three_d ? std::vector<std::string>{N, C, D, H, W, OC, OD, OH, OW} : std::vector<std::string>{N, C, H, W, OC, OH, OW};
-    for (const std::string& e : sizes) args.push_back({{"int", e}});
+    const std::vector<std::string> sizes = three_d ? std::vector<std::string>{z.N, z.C, z.D, z.H, z.W, z.OC, z.OD, z.OH, z.OW}
+                                                   : std::vector<std::string>{z.N, z.C, z.H, z.W, z.OC, z.OH, z.OW};
+    for (const std::string& e : sizes) args->push_back({{"int", e}});
+    return src.str();
+  }
 
-    steps.push_back({{"kernel", "kevo_conv"},
-                     {"grid", {tiles, ge.groups}},
-                     {"block", {threads}},
-                     {"shared_bytes", shared},
-                     {"args", args}});
-    plan["steps"] = steps;
+  std::string genome_comment(const Genome& g, std::map<std::string, int64_t>& v) const {
+    const bool nhwc = v["kLayout"] == 1, three_d = m_.spatial == 3;
     std::ostringstream knobs;
     for (size_t i = 0; i < this->knobs().size(); ++i)
       knobs << (i ? ", " : "") << this->knobs()[i].name << "=" << g.values[i];
-    const std::string comment =
-        "Generated by kevo from template family 'conv' (space " + id() + ").\nGenome: " + knobs.str() +
-        ".\n" + (ge.transposed ? "Transposed convolution (weight rewritten to [OC, C/G, k...] first, x gathered where the stride divides), implicit" : "Implicit") + " GEMM on mma.sync, " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" +
-        std::to_string(bk) + " tiles, " + std::to_string(v["kStages"]) + " stages, A gathered from " +
-        (nhwc ? (three_d ? "an NDHWC copy of x in 16-byte chunks" : "an NHWC copy of x in 16-byte chunks")
-              : (three_d ? "NCDHW x element by element" : "NCHW x element by element")) +
-        ", taps " +
-        (v["kOffsets"] ? "from a shared-memory table" : "computed per tile") + ", tail " +
-        (v["kEpilogue"] ? "staged through shared memory" : "from the registers") + ".";
-    return candidate_text(task, task.name + "_conv", plan, comment, candidate_templates(manifest()) + "\n" + src.str());
+    return "Generated by kevo from template family 'conv' (space " + id() + ").\nGenome: " + knobs.str() + ".\n" +
+           (m_.geo.transposed ? "Transposed convolution (weight rewritten to [OC, C/G, k...] first, x gathered where the stride divides), implicit" : "Implicit") +
+           " GEMM on mma.sync, " + std::to_string(v["kBM"]) + "x" + std::to_string(v["kBN"]) + "x" + std::to_string(v["kBK"]) +
+           " tiles, " + std::to_string(v["kStages"]) + " stages, A gathered from " +
+           (nhwc ? (three_d ? "an NDHWC copy of x in 16-byte chunks" : "an NHWC copy of x in 16-byte chunks")
+                 : (three_d ? "NCDHW x element by element" : "NCHW x element by element")) +
+           ", taps " + (v["kOffsets"] ? "from a shared-memory table" : "computed per tile") + ", tail " +
+           (v["kEpilogue"] ? "staged through shared memory" : "from the registers") + ".";
   }
 
- private:
   static std::string dtype_name(DType d) {
     return d == DType::BFloat16 ? "bfloat16" : d == DType::Float16 ? "float16" : "float32";
   }
