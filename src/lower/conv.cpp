@@ -389,27 +389,20 @@ int conv_spatial(const std::string& op, bool& transposed) {
   return d == "1d" ? 1 : d == "2d" ? 2 : d == "3d" ? 3 : 0;
 }
 
-}  // namespace
-
-std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
-  std::vector<std::unique_ptr<DesignSpace>> none;
-  const TaskGraph& tg = *tgp;
+// The main op: the graph's only convolution or transposed convolution (and no matmul), batched
+// NCHW (NCL, NCDHW) on graph inputs, its result mapped onto the output 1:1.
+bool find_conv(const TaskGraph& tg, Mapping& m) {
   const Graph& g = tg.graph();
-  if (g.outputs.size() != 1) return none;
   const int o = tg.output();
-  if (tg.input_index(o) >= 0) return none;
-
-  // The main op: the graph's only convolution or transposed convolution (and no matmul), on graph inputs.
-  Mapping m;
   bool transposed = false;
   for (size_t p = 0; p < g.nodes.size(); ++p) {
     const std::string& op = g.nodes[p].op;
     if (op == "linear" || op == "matmul" || op.rfind("conv", 0) == 0) {
-      if (m.main >= 0 || conv_spatial(op, transposed) == 0) return none;
+      if (m.main >= 0 || conv_spatial(op, transposed) == 0) return false;
       m.main = static_cast<int>(p);
     }
   }
-  if (m.main < 0) return none;
+  if (m.main < 0) return false;
   const Node& main = g.nodes[static_cast<size_t>(m.main)];
   m.spatial = conv_spatial(main.op, m.geo.transposed);
   m.x = main.inputs[0];
@@ -418,37 +411,46 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
   m.t = main.outputs.front();
   m.elem = info(g, m.x).dtype;
   m.out = info(g, o).dtype;
-  const int rank = m.spatial + 2;  // batched NCHW (NCL, NCDHW) only
-  if (!is_float(m.elem) || info(g, m.w).dtype != m.elem || tg.input_index(m.x) < 0 || tg.input_index(m.w) < 0) return none;
-  if (tg.rank(m.x) != rank || tg.rank(m.w) != rank || tg.rank(m.t) != rank || tg.rank(o) != rank) return none;
-  if (m.out != DType::Float32 && m.out != m.elem) return none;
+  const int rank = m.spatial + 2;
+  if (!is_float(m.elem) || info(g, m.w).dtype != m.elem || tg.input_index(m.x) < 0 || tg.input_index(m.w) < 0) return false;
+  if (tg.rank(m.x) != rank || tg.rank(m.w) != rank || tg.rank(m.t) != rank || tg.rank(o) != rank) return false;
+  if (m.out != DType::Float32 && m.out != m.elem) return false;
   for (size_t w = 0; w < tg.workloads(); ++w)
-    if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return none;  // the tail maps y 1:1
+    if (info(tg.graph(w), m.t).shape != info(tg.graph(w), o).shape) return false;  // the tail maps y 1:1
+  return true;
+}
 
+// Stride, padding, dilation, groups and the kernel's size; false where the tap table cannot hold them.
+bool read_geometry(const TaskGraph& tg, Mapping& m) {
+  const Node& main = tg.graph().nodes[static_cast<size_t>(m.main)];
   Geometry& ge = m.geo;
   ge.groups = main.attrs.count("groups") ? attr_int(main, "groups") : 1;
-  const int sp = m.spatial, h = sp == 3 ? 1 : 0;  // h: the height's spatial dim
+  const int sp = m.spatial, h = sp == 3 ? 1 : 0, rank = sp + 2;  // h: the height's spatial dim
   ge.sh = spatial_attr(main, "stride", sp, h, 1), ge.sw = spatial_attr(main, "stride", sp, h + 1, 1);
   ge.ph = spatial_attr(main, "padding", sp, h, 0), ge.pw = spatial_attr(main, "padding", sp, h + 1, 0);
   ge.dh = spatial_attr(main, "dilation", sp, h, 1), ge.dw = spatial_attr(main, "dilation", sp, h + 1, 1);
-  const auto& ws0 = info(g, m.w).shape;
+  const auto& ws0 = info(tg.graph(), m.w).shape;
   ge.kh = sp == 1 ? 1 : ws0[rank - 2], ge.kw = ws0[rank - 1];
   if (sp == 3) {
     ge.sd = spatial_attr(main, "stride", sp, 0, 1), ge.pd = spatial_attr(main, "padding", sp, 0, 0);
     ge.dd = spatial_attr(main, "dilation", sp, 0, 1), ge.kd = ws0[2];
     // The tap table packs conv3d's three window shifts into 32 bits (Im2col3d::pack).
-    if (ge.dd * (ge.kd - 1) >= 1023 || ge.dh * (ge.kh - 1) >= 2047 || ge.dw * (ge.kw - 1) >= 2047) return none;
+    if (ge.dd * (ge.kd - 1) >= 1023 || ge.dh * (ge.kh - 1) >= 2047 || ge.dw * (ge.kw - 1) >= 2047) return false;
   }
   // A transposed conv2d's table entry packs its two shifts into 15 bits each (Im2col::pack), which
   // a convolution's bounds never reach (its shifts past H or W fail anyway): here they must fit.
-  if (ge.transposed && (ge.dh * (ge.kh - 1) >= 0x7fff || ge.dw * (ge.kw - 1) >= 0x7fff)) return none;
-  if (ge.groups < 1) return none;
+  if (ge.transposed && (ge.dh * (ge.kh - 1) >= 0x7fff || ge.dw * (ge.kw - 1) >= 0x7fff)) return false;
+  return ge.groups >= 1;
+}
 
-  m.tail = elementwise_region(g, o, [&](int v) { return v == m.t || tg.input_index(v) >= 0; }, m.elem != DType::Float32);
-  if (!m.tail.ok) return none;
+// The elementwise tail after the convolution, and its inputs: the conv's bias first.
+bool map_tail(const TaskGraph& tg, Mapping& m) {
+  const Graph& g = tg.graph();
+  m.tail = elementwise_region(g, tg.output(), [&](int v) { return v == m.t || tg.input_index(v) >= 0; }, m.elem != DType::Float32);
+  if (!m.tail.ok) return false;
   if (m.bias >= 0) {
     TailInput b;
-    if (tg.input_index(m.bias) < 0 || tg.rank(m.bias) != 1 || !is_float(info(g, m.bias).dtype)) return none;
+    if (tg.input_index(m.bias) < 0 || tg.rank(m.bias) != 1 || !is_float(info(g, m.bias).dtype)) return false;
     b.value = m.bias;
     b.buffer = tg.task().inputs[static_cast<size_t>(tg.input_index(m.bias))].name;
     b.name = "in_" + ident(b.buffer) + "_bias";  // the conv's own bias, apart from any use in the tail
@@ -459,51 +461,80 @@ std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
   for (int leaf : m.tail.leaves) {
     if (leaf == m.t) continue;
     TailInput in;
-    if (!broadcast_input(tg, leaf, o, in)) return none;
+    if (!broadcast_input(tg, leaf, tg.output(), in)) return false;
     m.inputs.push_back(in);
   }
+  return true;
+}
 
-  // Sizes the kernel's index math needs at every workload: the weight's kernel size fixed, 32-bit
-  // pixel and tap offsets, coordinates below the gather's sentinel (im2col.cuh).
-  const int e = element_bytes(m.elem);
+// Whether workload w's sizes fit the kernel's index math: the weight's kernel size fixed, 32-bit
+// pixel and tap offsets, coordinates below the gather's sentinel (im2col.cuh).
+bool sizes_fit(const TaskGraph& tg, const Mapping& m, size_t w) {
+  const Geometry& ge = m.geo;
+  const int sp = m.spatial, rank = sp + 2;
+  const auto &xs = info(tg.graph(w), m.x).shape, &wsh = info(tg.graph(w), m.w).shape, &ys = info(tg.graph(w), tg.output()).shape;
+  if ((sp == 3 && wsh[2] != ge.kd) || (sp >= 2 && wsh[rank - 2] != ge.kh) || wsh[rank - 1] != ge.kw) return false;
+  const int64_t C = xs[1], D = sp == 3 ? xs[2] : 1, H = sp == 1 ? 1 : xs[rank - 2], W = xs[rank - 1], OC = ys[1];
+  const int64_t M = ys[0] * (sp == 3 ? ys[2] : 1) * (sp == 1 ? 1 : ys[rank - 2]) * ys[rank - 1],
+                K = C / ge.groups * ge.kd * ge.kh * ge.kw;
+  const int64_t limit = coordinate_limit(ge);
+  if (C % ge.groups || OC % ge.groups || D >= limit || H >= limit || W >= limit || M >= (int64_t{1} << 31) ||
+      C * D * H * W >= (int64_t{1} << 31) || K >= (int64_t{1} << 24))
+    return false;
+  if (ge.transposed) {  // Im2colTransposed: (o + P) below the sentinel, S * size an int
+    const int64_t OD = sp == 3 ? ys[2] : 1, OH = sp == 1 ? 1 : ys[rank - 2], OW = ys[rank - 1];
+    if (OD + ge.pd >= limit || OH + ge.ph >= limit || OW + ge.pw >= limit || ge.sd * D >= (int64_t{1} << 31) ||
+        ge.sh * H >= (int64_t{1} << 31) || ge.sw * W >= (int64_t{1} << 31))
+      return false;
+  }
+  return !(element_bytes(m.elem) == 2 && K % 2);  // 16-bit weights are copied 4 bytes at a time at least
+}
+
+// The facts per workload (empty where a workload does not fit); the longest K in `kmax`.
+std::vector<Facts> conv_facts(const TaskGraph& tg, const Mapping& m, int64_t* kmax) {
+  const Geometry& ge = m.geo;
+  const int sp = m.spatial, rank = sp + 2;
   std::vector<Facts> facts;
   bool tf32 = m.elem == DType::Float32;
-  int64_t kmax = 0;
   for (size_t w = 0; w < tg.workloads(); ++w) {
-    const auto &xs = info(tg.graph(w), m.x).shape, &wsh = info(tg.graph(w), m.w).shape, &ys = info(tg.graph(w), o).shape;
-    if ((sp == 3 && wsh[2] != ge.kd) || (sp >= 2 && wsh[rank - 2] != ge.kh) || wsh[rank - 1] != ge.kw) return none;
-    const int64_t C = xs[1], D = sp == 3 ? xs[2] : 1, H = sp == 1 ? 1 : xs[rank - 2], W = xs[rank - 1], OC = ys[1];
+    if (!sizes_fit(tg, m, w)) return {};
+    const auto &xs = info(tg.graph(w), m.x).shape, &ys = info(tg.graph(w), tg.output()).shape;
+    const int64_t C = xs[1], OC = ys[1];
     const int64_t M = ys[0] * (sp == 3 ? ys[2] : 1) * (sp == 1 ? 1 : ys[rank - 2]) * ys[rank - 1],
                   K = C / ge.groups * ge.kd * ge.kh * ge.kw;
-    const int64_t limit = coordinate_limit(ge);
-    if (C % ge.groups || OC % ge.groups || D >= limit || H >= limit || W >= limit || M >= (int64_t{1} << 31) ||
-        C * D * H * W >= (int64_t{1} << 31) || K >= (int64_t{1} << 24))
-      return none;
-    if (ge.transposed) {  // Im2colTransposed: (o + P) below the sentinel, S * size an int
-      const int64_t OD = sp == 3 ? ys[2] : 1, OH = sp == 1 ? 1 : ys[rank - 2], OW = ys[rank - 1];
-      if (OD + ge.pd >= limit || OH + ge.ph >= limit || OW + ge.pw >= limit || ge.sd * D >= (int64_t{1} << 31) ||
-          ge.sh * H >= (int64_t{1} << 31) || ge.sw * W >= (int64_t{1} << 31))
-        return none;
-    }
-    if (e == 2 && K % 2) return none;  // 16-bit weights are copied 4 bytes at a time at least
     tf32 = tf32 && tf32_admitted(tg.task(), K);
-    kmax = std::max(kmax, K);
+    *kmax = std::max(*kmax, K);
     const bool fp32 = m.elem == DType::Float32;
     facts.push_back({{"m", M}, {"n", OC / ge.groups}, {"k", K}, {"cg", C / ge.groups}, {"fp32", fp32},
-                     {"elem_bytes", e}, {"transposed", ge.transposed}, {"tf32x3_ok", fp32 && tf32x3_admitted(tg.task(), K)},
-                     {"bf16x3_ok", fp32 && bf16x3_admitted(tg.task(), K)}});
+                     {"elem_bytes", element_bytes(m.elem)}, {"transposed", ge.transposed},
+                     {"tf32x3_ok", fp32 && tf32x3_admitted(tg.task(), K)}, {"bf16x3_ok", fp32 && bf16x3_admitted(tg.task(), K)}});
   }
   for (Facts& f : facts) {
-    f["kmax"] = kmax;
+    f["kmax"] = *kmax;
     f["tf32_ok"] = tf32;
   }
+  return facts;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
+  std::vector<std::unique_ptr<DesignSpace>> none;
+  const TaskGraph& tg = *tgp;
+  if (tg.graph().outputs.size() != 1 || tg.input_index(tg.output()) >= 0) return none;
+  Mapping m;
+  if (!find_conv(tg, m) || !read_geometry(tg, m) || !map_tail(tg, m)) return none;
+  int64_t kmax = 0;
+  std::vector<Facts> facts = conv_facts(tg, m, &kmax);
+  if (facts.empty()) return none;
   // fp32 operands always have promoted 3xTF32 (fp32-level error at any K), where the tolerance
   // leaves the faster precisions out.
   std::vector<std::unique_ptr<DesignSpace>> out;
-  const int x = m.x, wt = m.w;
+  const int x = m.x, wt = m.w, sp = m.spatial;
+  const Geometry ge = m.geo;
   const bool fp32 = m.elem == DType::Float32;
   out.push_back(std::make_unique<ConvSpace>(tgp, std::move(m), std::move(facts), kmax));
-  express_conv_facts(tg, x, wt, o, sp, ge, fp32, kmax, *out.back());
+  express_conv_facts(tg, x, wt, tg.output(), sp, ge, fp32, kmax, *out.back());
   return out;
 }
 
