@@ -365,107 +365,121 @@ std::string letters(int from, int count) {
   return s;
 }
 
-std::vector<int> product_op(ProgramBuilder& b, const Node& n, const std::string& what) {
+// x[..., k] w[n, k] (+ bias) -> [..., n].
+std::vector<int> linear_op(ProgramBuilder& b, const Node& n, const std::string& what) {
   const Value shape = b.like(n.outputs[0], what);
   const int ro = shape.rank();
-  if (n.op == "linear") {
-    const int x = b.of(n.inputs[0]), w = b.of(n.inputs[1]), bias = n.inputs.size() > 2 ? b.of(n.inputs[2]) : -1;
-    const int rx = b.value(x).rank();
-    const std::string batch = letters(0, rx - 1);
-    Finish fin = plain();
-    std::vector<int> ops = {x, w};
-    if (bias >= 0)
-      fin = [bias, ro](Code& c, const std::string& o, const std::string& acc, const std::string&) {
-        return acc + " + " + c.read(bias, c.broadcast(bias, o, ro));
-      };
-    // x[..., k] w[n, k] -> [..., n]
-    const int id = contraction(b, what, shape, ops, {batch + "Y", (b.value(w).rank() == 2 ? "X" : "") + std::string("Y")},
-                               batch + (b.value(w).rank() == 2 ? "X" : ""), fin, bias >= 0 ? std::vector<int>{bias} : std::vector<int>{});
-    return {id};
-  }
-  if (n.op == "matmul" || n.op == "bmm") {
-    const int a = b.of(n.inputs[0]), c = b.of(n.inputs[1]);
-    const int ra = b.value(a).rank(), rc = b.value(c).rank();
-    std::string la, lc, lo;
-    if (ra == 1 && rc == 1) {
-      la = "K", lc = "K", lo = "";
-    } else if (ra == 1) {
-      lc = letters(0, rc - 2) + "KN", la = "K", lo = letters(0, rc - 2) + "N";
-    } else if (rc == 1) {
-      la = letters(0, ra - 2) + "MK", lc = "K", lo = letters(0, ra - 2) + "M";
-    } else {
-      const int batch = std::max(ra, rc) - 2;
-      lo = letters(0, batch) + "MN";
-      la = letters(batch - (ra - 2), ra - 2) + "MK";
-      lc = letters(batch - (rc - 2), rc - 2) + "KN";
-    }
-    return {contraction(b, what, shape, {a, c}, {la, lc}, lo, plain())};
-  }
-  if (n.op == "einsum") {
-    const std::string eq = attr_str(n, "equation");
-    if (eq.find("...") != std::string::npos) throw std::runtime_error("einsum with ... is not lowered by the generic family yet");
-    const size_t arrow = eq.find("->");
-    std::vector<std::string> labels;
-    std::string lhs = eq.substr(0, arrow), out;
-    for (size_t at = 0;;) {
-      size_t comma = lhs.find(',', at);
-      labels.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-      if (comma == std::string::npos) break;
-      at = comma + 1;
-    }
-    if (arrow != std::string::npos) {
-      out = eq.substr(arrow + 2);
-    } else {
-      std::map<char, int> count;
-      for (const auto& l : labels)
-        for (char ch : l) ++count[ch];
-      for (const auto& [ch, k] : count)
-        if (k == 1) out += ch;
-    }
-    std::vector<int> ops;
-    for (int in : n.inputs) ops.push_back(b.of(in));
-    return {contraction(b, what, shape, ops, labels, out, plain())};
-  }
-  if (n.op == "scaled_dot_product_attention") {
-    // softmax(q k^T * scale + mask) v: the scores stored, their row statistics, then the product.
-    const int q = b.of(n.inputs[0]), k = b.of(n.inputs[1]), v = b.of(n.inputs[2]);
-    const int mask = n.inputs.size() > 3 ? b.of(n.inputs[3]) : -1;
-    const Value& qv = b.value(q);
-    const int r = qv.rank();
-    if (b.value(k).rank() != r || b.value(v).rank() != r) throw std::runtime_error("attention operands of different ranks");
-    const std::string batch = letters(0, r - 2);
-    const double scale = attr_float_or(n, "scale", 0.0);  // 0: 1/sqrt(E), E of each workload
-    const bool causal = bool_or(n, "is_causal", false);
-    const bool bool_mask = mask >= 0 && b.value(mask).dtype == DType::Bool;
-    std::vector<std::string> sdims(ro);
-    std::vector<std::string> out_dims = shape.dims;
-    for (int d = 0; d < ro - 1; ++d) sdims[static_cast<size_t>(d)] = out_dims[static_cast<size_t>(d)];
-    sdims[static_cast<size_t>(ro - 1)] = b.value(k).dims[static_cast<size_t>(r - 2)];
-    Value sshape = b.shaped(shape, sdims, [&b, k, r](const std::vector<int64_t>& s) {
-      std::vector<int64_t> o = s;
-      o.back() = b.value(k).sizes[0][static_cast<size_t>(r - 2)];
-      return o;
-    });
-    for (size_t w = 0; w < sshape.sizes.size(); ++w) sshape.sizes[w].back() = b.value(k).sizes[w][static_cast<size_t>(r - 2)];
-    Finish fin = [=](Code& c, const std::string& o, const std::string& acc, const std::string&) {
-      std::string e = acc + " * " + (scale != 0.0 ? float_literal(scale) : "(1.f / sqrtf((float)" + c.dim(q, r - 1) + "))");
-      if (causal) e = "(" + at(o, ro - 1) + " <= " + at(o, ro - 2) + " ? " + e + " : -__int_as_float(0x7f800000))";
-      if (mask >= 0) {
-        const std::string m = c.read(mask, c.broadcast(mask, o, ro));
-        e = bool_mask ? "(" + m + " != 0.f ? " + e + " : -__int_as_float(0x7f800000))" : e + " + " + m;
-      }
-      return e;
+  const int x = b.of(n.inputs[0]), w = b.of(n.inputs[1]), bias = n.inputs.size() > 2 ? b.of(n.inputs[2]) : -1;
+  const int rx = b.value(x).rank();
+  const std::string batch = letters(0, rx - 1);
+  Finish fin = plain();
+  std::vector<int> ops = {x, w};
+  if (bias >= 0)
+    fin = [bias, ro](Code& c, const std::string& o, const std::string& acc, const std::string&) {
+      return acc + " + " + c.read(bias, c.broadcast(bias, o, ro));
     };
-    const int scores = contraction(b, what + " (scores)", sshape, {q, k}, {batch + "LE", batch + "SE"}, batch + "LS", fin,
-                                   mask >= 0 ? std::vector<int>{mask} : std::vector<int>{});
-    auto [m, z] = softmax_stats(b, what, scores, {ro - 1});
-    const int probs = elementwise_map(b, b.value(scores), what + " (probabilities)", {scores, m, z},
-                                      [](Code&, const std::vector<std::string>& a, const std::string&) {
-                                        return "expf(" + a[0] + " - " + a[1] + ") / " + a[2];
-                                      });
-    return {contraction(b, what, shape, {probs, v}, {batch + "LS", batch + "SV"}, batch + "LV", plain())};
+  // x[..., k] w[n, k] -> [..., n]
+  const int id = contraction(b, what, shape, ops, {batch + "Y", (b.value(w).rank() == 2 ? "X" : "") + std::string("Y")},
+                             batch + (b.value(w).rank() == 2 ? "X" : ""), fin, bias >= 0 ? std::vector<int>{bias} : std::vector<int>{});
+  return {id};
+}
+
+// matmul and bmm: torch's broadcasting of the leading dims, a vector operand's dim dropped.
+std::vector<int> matmul_op(ProgramBuilder& b, const Node& n, const std::string& what) {
+  const Value shape = b.like(n.outputs[0], what);
+  const int a = b.of(n.inputs[0]), c = b.of(n.inputs[1]);
+  const int ra = b.value(a).rank(), rc = b.value(c).rank();
+  std::string la, lc, lo;
+  if (ra == 1 && rc == 1) {
+    la = "K", lc = "K", lo = "";
+  } else if (ra == 1) {
+    lc = letters(0, rc - 2) + "KN", la = "K", lo = letters(0, rc - 2) + "N";
+  } else if (rc == 1) {
+    la = letters(0, ra - 2) + "MK", lc = "K", lo = letters(0, ra - 2) + "M";
+  } else {
+    const int batch = std::max(ra, rc) - 2;
+    lo = letters(0, batch) + "MN";
+    la = letters(batch - (ra - 2), ra - 2) + "MK";
+    lc = letters(batch - (rc - 2), rc - 2) + "KN";
   }
-  (void)ro;
+  return {contraction(b, what, shape, {a, c}, {la, lc}, lo, plain())};
+}
+
+// einsum without ...: the output's labels given, or those used once.
+std::vector<int> einsum_op(ProgramBuilder& b, const Node& n, const std::string& what) {
+  const Value shape = b.like(n.outputs[0], what);
+  const std::string eq = attr_str(n, "equation");
+  if (eq.find("...") != std::string::npos) throw std::runtime_error("einsum with ... is not lowered by the generic family yet");
+  const size_t arrow = eq.find("->");
+  std::vector<std::string> labels;
+  std::string lhs = eq.substr(0, arrow), out;
+  for (size_t at = 0;;) {
+    size_t comma = lhs.find(',', at);
+    labels.push_back(lhs.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (arrow != std::string::npos) {
+    out = eq.substr(arrow + 2);
+  } else {
+    std::map<char, int> count;
+    for (const auto& l : labels)
+      for (char ch : l) ++count[ch];
+    for (const auto& [ch, k] : count)
+      if (k == 1) out += ch;
+  }
+  std::vector<int> ops;
+  for (int in : n.inputs) ops.push_back(b.of(in));
+  return {contraction(b, what, shape, ops, labels, out, plain())};
+}
+
+std::vector<int> attention_op(ProgramBuilder& b, const Node& n, const std::string& what) {
+  const Value shape = b.like(n.outputs[0], what);
+  const int ro = shape.rank();
+  // softmax(q k^T * scale + mask) v: the scores stored, their row statistics, then the product.
+  const int q = b.of(n.inputs[0]), k = b.of(n.inputs[1]), v = b.of(n.inputs[2]);
+  const int mask = n.inputs.size() > 3 ? b.of(n.inputs[3]) : -1;
+  const Value& qv = b.value(q);
+  const int r = qv.rank();
+  if (b.value(k).rank() != r || b.value(v).rank() != r) throw std::runtime_error("attention operands of different ranks");
+  const std::string batch = letters(0, r - 2);
+  const double scale = attr_float_or(n, "scale", 0.0);  // 0: 1/sqrt(E), E of each workload
+  const bool causal = bool_or(n, "is_causal", false);
+  const bool bool_mask = mask >= 0 && b.value(mask).dtype == DType::Bool;
+  std::vector<std::string> sdims(ro);
+  std::vector<std::string> out_dims = shape.dims;
+  for (int d = 0; d < ro - 1; ++d) sdims[static_cast<size_t>(d)] = out_dims[static_cast<size_t>(d)];
+  sdims[static_cast<size_t>(ro - 1)] = b.value(k).dims[static_cast<size_t>(r - 2)];
+  Value sshape = b.shaped(shape, sdims, [&b, k, r](const std::vector<int64_t>& s) {
+    std::vector<int64_t> o = s;
+    o.back() = b.value(k).sizes[0][static_cast<size_t>(r - 2)];
+    return o;
+  });
+  for (size_t w = 0; w < sshape.sizes.size(); ++w) sshape.sizes[w].back() = b.value(k).sizes[w][static_cast<size_t>(r - 2)];
+  Finish fin = [=](Code& c, const std::string& o, const std::string& acc, const std::string&) {
+    std::string e = acc + " * " + (scale != 0.0 ? float_literal(scale) : "(1.f / sqrtf((float)" + c.dim(q, r - 1) + "))");
+    if (causal) e = "(" + at(o, ro - 1) + " <= " + at(o, ro - 2) + " ? " + e + " : -__int_as_float(0x7f800000))";
+    if (mask >= 0) {
+      const std::string m = c.read(mask, c.broadcast(mask, o, ro));
+      e = bool_mask ? "(" + m + " != 0.f ? " + e + " : -__int_as_float(0x7f800000))" : e + " + " + m;
+    }
+    return e;
+  };
+  const int scores = contraction(b, what + " (scores)", sshape, {q, k}, {batch + "LE", batch + "SE"}, batch + "LS", fin,
+                                 mask >= 0 ? std::vector<int>{mask} : std::vector<int>{});
+  auto [m, z] = softmax_stats(b, what, scores, {ro - 1});
+  const int probs = elementwise_map(b, b.value(scores), what + " (probabilities)", {scores, m, z},
+                                    [](Code&, const std::vector<std::string>& a, const std::string&) {
+                                      return "expf(" + a[0] + " - " + a[1] + ") / " + a[2];
+                                    });
+  return {contraction(b, what, shape, {probs, v}, {batch + "LS", batch + "SV"}, batch + "LV", plain())};
+}
+
+std::vector<int> product_op(ProgramBuilder& b, const Node& n, const std::string& what) {
+  if (n.op == "linear") return linear_op(b, n, what);
+  if (n.op == "matmul" || n.op == "bmm") return matmul_op(b, n, what);
+  if (n.op == "einsum") return einsum_op(b, n, what);
+  if (n.op == "scaled_dot_product_attention") return attention_op(b, n, what);
   return {};
 }
 
