@@ -521,7 +521,7 @@ std::vector<Facts> conv_facts(const TaskGraph& tg, const Mapping& m, int64_t* km
 std::vector<std::unique_ptr<DesignSpace>> lower_conv(const TaskGraphPtr& tgp) {
   std::vector<std::unique_ptr<DesignSpace>> none;
   const TaskGraph& tg = *tgp;
-  if (tg.graph().outputs.size() != 1 || tg.input_index(tg.output()) >= 0) return none;
+  if (!tg.one_computed_output()) return none;
   Mapping m;
   if (!find_conv(tg, m) || !read_geometry(tg, m) || !map_tail(tg, m)) return none;
   int64_t kmax = 0;

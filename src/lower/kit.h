@@ -54,6 +54,9 @@ class TaskGraph {
   int uses(int v) const;
   // The single output (tasks with several outputs are not lowered yet), its name and dtype.
   int output() const { return graph().outputs.front(); }
+  // Whether the graph has one output and computes it (not a graph input passed through): what a
+  // family that writes one output kernel asks first.
+  bool one_computed_output() const { return graph().outputs.size() == 1 && input_index(output()) < 0; }
 
  private:
   void collect_expressions();

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "lower/broadcast_leaf.h"
 #include "lower/families.h"
 
 namespace kevo::lower {
@@ -111,69 +112,7 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
   return true;
 }
 
-// A graph input read by the prologue or the epilogue, over its domain (the reduction's input, or
-// the output): at the domain's flat index (full), at the flat index modulo the elements of the
-// trailing dims it spans (trailing: a vector repeated along the leading dims), or through
-// broadcast strides (general).
-struct Leaf {
-  int value;
-  std::string field;      // Params field and kernel parameter
-  std::string local;      // its value in the generated code
-  enum Kind { Full, Trailing, General } kind = Full;
-  std::string span;       // trailing: the elements it spans (a plan expression)
-  std::vector<int64_t> span_values;  // per workload
-  std::vector<int> dims;  // general: domain dims where it varies, and its strides along them
-  std::vector<std::string> strides;
-};
-
-// Builds the leaf for input v over domain value dom; false when v does not broadcast to it.
-bool make_leaf(const TaskGraph& tg, int v, int dom, Leaf& l) {
-  const int rank = tg.rank(dom), lrank = tg.rank(v);
-  if (tg.graph().values[static_cast<size_t>(v)].dtype != DType::Float32 || lrank > rank) return false;
-  l.value = v;
-  auto leaf_dim = [&](size_t w, int d) { return tg.graph(w).values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)]; };
-  auto dom_dim = [&](size_t w, int d) { return tg.graph(w).values[static_cast<size_t>(dom)].shape[static_cast<size_t>(d + rank - lrank)]; };
-  for (size_t w = 0; w < tg.workloads(); ++w)
-    for (int d = 0; d < lrank; ++d)
-      if (leaf_dim(w, d) != dom_dim(w, d) && leaf_dim(w, d) != 1) return false;
-  // first: from this leaf dim on, the leaf has the domain's dims in every workload.
-  int first = lrank;
-  auto same_from = [&](int d) {
-    for (size_t w = 0; w < tg.workloads(); ++w)
-      if (leaf_dim(w, d) != dom_dim(w, d)) return false;
-    return true;
-  };
-  while (first > 0 && same_from(first - 1)) --first;
-  bool ones_before = true;
-  for (size_t w = 0; w < tg.workloads(); ++w)
-    for (int d = 0; d < first; ++d) ones_before = ones_before && leaf_dim(w, d) == 1;
-  if (first == 0 && lrank == rank) {
-    l.kind = Leaf::Full;
-  } else if (ones_before && first < lrank) {
-    l.kind = Leaf::Trailing;
-    l.span = tg.product(v, first, lrank);
-    for (size_t w = 0; w < tg.workloads(); ++w) l.span_values.push_back(tg.product_value(w, v, first, lrank));
-  } else {
-    l.kind = Leaf::General;
-    for (int d = 0; d < lrank; ++d) {
-      bool varies = false;
-      for (size_t w = 0; w < tg.workloads(); ++w) varies = varies || leaf_dim(w, d) != 1;
-      if (!varies) continue;
-      l.dims.push_back(d + rank - lrank);
-      l.strides.push_back(tg.product(v, d + 1, lrank));
-    }
-    if (l.dims.empty()) l.dims.push_back(rank - 1), l.strides.push_back("0");  // a single element
-  }
-  return true;
-}
-
-// The lowest domain dim a general leaf's index needs (rank when none is general).
-int lowest_dim(const std::vector<Leaf>& leaves, int rank) {
-  int lowest = rank;
-  for (const Leaf& l : leaves)
-    if (l.kind == Leaf::General) lowest = std::min(lowest, *std::min_element(l.dims.begin(), l.dims.end()));
-  return lowest;
-}
+using Leaf = BroadcastLeaf;
 
 // Names the generated code uses itself; an input so named is renamed "in_<name>".
 bool reserved(const std::string& s) {
@@ -182,22 +121,6 @@ bool reserved(const std::string& s) {
                                               "const", "static", "struct", "return", "for", "if", "else", "unsigned"};
   static const std::regex generated("(v|pd|od|ps_.*|os_.*|plen_.*|olen_.*)[0-9]*");
   return names.count(s) || std::regex_match(s, generated);
-}
-
-std::string index_function(const std::string& fn, const std::string& dim_prefix, const std::string& stride_prefix,
-                           const Leaf& l, int rank) {
-  std::ostringstream s;
-  s << "  static __device__ __forceinline__ long long " << fn << "(const Params& p, long long i) {\n";
-  s << "    long long at = 0;\n";
-  const int lowest = *std::min_element(l.dims.begin(), l.dims.end());
-  for (int d = rank - 1; d >= lowest; --d) {
-    auto it = std::find(l.dims.begin(), l.dims.end(), d);
-    if (it != l.dims.end())
-      s << "    at += (i % p." << dim_prefix << d << ") * p." << stride_prefix << l.field << "_" << (it - l.dims.begin()) << ";\n";
-    if (d > lowest) s << "    i /= p." << dim_prefix << d << ";\n";
-  }
-  s << "    return at;\n  }\n";
-  return s.str();
 }
 
 class ReduceSpace : public DesignSpace {
@@ -229,12 +152,12 @@ class ReduceSpace : public DesignSpace {
     const int in = red_.input, out = tg_->output();
     const int in_rank = tg_->rank(in), out_rank = tg_->rank(out);
     std::vector<std::pair<std::string, std::string>> sizes;
-    for (int d = lowest_dim(pro_leaves_, in_rank); d < in_rank; ++d) sizes.emplace_back("pd" + std::to_string(d), tg_->dim(in, d));
+    for (int d = lowest_general_dim(pro_leaves_, in_rank); d < in_rank; ++d) sizes.emplace_back("pd" + std::to_string(d), tg_->dim(in, d));
     for (const Leaf& l : pro_leaves_) {
       if (l.kind == Leaf::Trailing) sizes.emplace_back("plen_" + l.field, l.span);
       for (size_t k = 0; k < l.strides.size(); ++k) sizes.emplace_back("ps_" + l.field + "_" + std::to_string(k), l.strides[k]);
     }
-    for (int d = lowest_dim(epi_leaves_, out_rank); d < out_rank; ++d) sizes.emplace_back("od" + std::to_string(d), tg_->dim(out, d));
+    for (int d = lowest_general_dim(epi_leaves_, out_rank); d < out_rank; ++d) sizes.emplace_back("od" + std::to_string(d), tg_->dim(out, d));
     for (const Leaf& l : epi_leaves_) {
       if (l.kind == Leaf::Trailing) sizes.emplace_back("olen_" + l.field, l.span);
       for (size_t k = 0; k < l.strides.size(); ++k) sizes.emplace_back("os_" + l.field + "_" + std::to_string(k), l.strides[k]);
@@ -263,9 +186,9 @@ class ReduceSpace : public DesignSpace {
     for (const auto& [f, e] : sizes) b << "    long long " << f << ";  // " << e << "\n";
     b << "  };\n\n";
     for (const Leaf& l : pro_leaves_)
-      if (l.kind == Leaf::General) b << index_function("index_" + l.field, "pd", "ps_", l, in_rank) << "\n";
+      if (l.kind == Leaf::General) b << leaf_index_function("index_" + l.field, "pd", "ps_", l, in_rank) << "\n";
     for (const Leaf& l : epi_leaves_)
-      if (l.kind == Leaf::General) b << index_function("out_index_" + l.field, "od", "os_", l, out_rank) << "\n";
+      if (l.kind == Leaf::General) b << leaf_index_function("out_index_" + l.field, "od", "os_", l, out_rank) << "\n";
     return b.str() + load_function() + store_function();
   }
 
@@ -447,7 +370,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const TaskGraphPtr& tgp) {
   };
   for (int v : pro.leaves) {
     Leaf l;
-    if (!make_leaf(tg, v, red.input, l)) return out;
+    if (!broadcast_leaf(tg, v, red.input, l)) return out;
     name_leaf(l);
     pro_leaves.push_back(std::move(l));
   }
@@ -455,7 +378,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const TaskGraphPtr& tgp) {
     for (int v : epi.leaves) {
       if (v == red.output) continue;
       Leaf l;
-      if (!make_leaf(tg, v, o, l)) return out;
+      if (!broadcast_leaf(tg, v, o, l)) return out;
       name_leaf(l);
       epi_leaves.push_back(std::move(l));
     }

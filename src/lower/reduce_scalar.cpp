@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "lower/broadcast_leaf.h"
 #include "lower/families.h"
 
 namespace kevo::lower {
@@ -122,60 +123,7 @@ bool classify(const TaskGraph& tg, int p, Reduction& r) {
   return true;
 }
 
-// A graph input the prologue reads: at the flat index of the domain (full), at the flat index
-// modulo the size of the trailing dims it spans (trailing: a row vector repeated), or through
-// broadcast strides (general).
-struct Leaf {
-  int value;
-  std::string field, local;
-  enum Kind { Full, Trailing, General } kind = Full;
-  std::string span;       // Trailing: the elements it spans (a plan expression)
-  std::vector<int> dims;  // General: domain dims where it varies, and its strides along them
-  std::vector<std::string> strides;
-};
-
-bool make_leaf(const TaskGraph& tg, int v, int dom, Leaf& l) {
-  const int rank = tg.rank(dom), lrank = tg.rank(v);
-  if (tg.graph().values[static_cast<size_t>(v)].dtype != DType::Float32 || lrank > rank) return false;
-  l.value = v;
-  // first: the lowest leaf dim from which on the leaf equals the domain in every workload.
-  int first = lrank;
-  bool ones_before = true;
-  for (size_t w = 0; w < tg.workloads(); ++w) {
-    const Shape &ls = tg.graph(w).values[static_cast<size_t>(v)].shape, &ds = tg.graph(w).values[static_cast<size_t>(dom)].shape;
-    for (int d = 0; d < lrank; ++d) {
-      const int64_t a = ls[static_cast<size_t>(d)], b = ds[static_cast<size_t>(d + rank - lrank)];
-      if (a != b && a != 1) return false;
-    }
-  }
-  while (first > 0 && [&] {
-    for (size_t w = 0; w < tg.workloads(); ++w)
-      if (tg.graph(w).values[static_cast<size_t>(v)].shape[static_cast<size_t>(first - 1)] !=
-          tg.graph(w).values[static_cast<size_t>(dom)].shape[static_cast<size_t>(first - 1 + rank - lrank)])
-        return false;
-    return true;
-  }())
-    --first;
-  for (size_t w = 0; w < tg.workloads(); ++w)
-    for (int d = 0; d < first; ++d) ones_before = ones_before && tg.graph(w).values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)] == 1;
-  if (first == 0 && lrank == rank) {
-    l.kind = Leaf::Full;
-  } else if (ones_before && first < lrank) {
-    l.kind = Leaf::Trailing;
-    l.span = tg.product(v, first, lrank);
-  } else {
-    l.kind = Leaf::General;
-    for (int d = 0; d < lrank; ++d) {
-      bool varies = false;
-      for (size_t w = 0; w < tg.workloads(); ++w) varies = varies || tg.graph(w).values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)] != 1;
-      if (!varies) continue;
-      l.dims.push_back(d + rank - lrank);
-      l.strides.push_back(tg.product(v, d + 1, lrank));
-    }
-    if (l.dims.empty()) l.dims.push_back(rank - 1), l.strides.push_back("0");  // a single element
-  }
-  return true;
-}
+using Leaf = BroadcastLeaf;
 
 bool reserved(const std::string& s) {
   static const std::set<std::string> names = {"p", "i", "k", "v", "s", "r", "n", "count", "out", "partial", "parts",
@@ -216,10 +164,7 @@ class ReduceScalarSpace : public DesignSpace {
   std::vector<std::pair<std::string, std::string>> size_fields() const {
     const int dom = red_.domain, rank = tg_->rank(dom);
     std::vector<std::pair<std::string, std::string>> sizes;
-    int lowest = rank;  // the lowest domain dim a general leaf's index needs
-    for (const Leaf& l : leaves_)
-      if (l.kind == Leaf::General) lowest = std::min(lowest, *std::min_element(l.dims.begin(), l.dims.end()));
-    for (int d = lowest; d < rank; ++d) sizes.emplace_back("d" + std::to_string(d), tg_->dim(dom, d));
+    for (int d = lowest_general_dim(leaves_, rank); d < rank; ++d) sizes.emplace_back("d" + std::to_string(d), tg_->dim(dom, d));
     for (const Leaf& l : leaves_) {
       if (l.kind == Leaf::Trailing) sizes.emplace_back("len_" + l.field, l.span);
       for (size_t k = 0; k < l.strides.size(); ++k) sizes.emplace_back("s_" + l.field + "_" + std::to_string(k), l.strides[k]);
@@ -241,7 +186,7 @@ class ReduceScalarSpace : public DesignSpace {
     for (const auto& [f, e] : sizes) b << "    long long " << f << ";  // " << e << "\n";
     b << "  };\n\n";
     for (const Leaf& l : leaves_)
-      if (l.kind == Leaf::General) b << index_function(l, rank) << "\n";
+      if (l.kind == Leaf::General) b << leaf_index_function("index_" + l.field, "d", "s_", l, rank) << "\n";
     return b.str();
   }
 
@@ -357,21 +302,6 @@ class ReduceScalarSpace : public DesignSpace {
       if (l.value == v) return l.local;
     return "?";
   }
-  static std::string index_function(const Leaf& l, int rank) {
-    std::ostringstream s;
-    s << "  static __device__ __forceinline__ long long index_" << l.field << "(const Params& p, long long i) {\n";
-    s << "    long long at = 0;\n";
-    const int lowest = *std::min_element(l.dims.begin(), l.dims.end());
-    for (int d = rank - 1; d >= lowest; --d) {
-      auto it = std::find(l.dims.begin(), l.dims.end(), d);
-      if (it != l.dims.end())
-        s << "    at += (i % p.d" << d << ") * p.s_" << l.field << "_" << (it - l.dims.begin()) << ";\n";
-      if (d > lowest) s << "    i /= p.d" << d << ";\n";
-    }
-    s << "    return at;\n  }\n";
-    return s.str();
-  }
-
   TaskGraphPtr tg_;
   Reduction red_;
   Region pro_, epi_;
@@ -425,7 +355,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower(const TaskGraphPtr& tgp) {
   std::vector<Leaf> leaves;
   for (int v : pro.leaves) {
     Leaf l;
-    if (!make_leaf(tg, v, red.domain, l)) return out;
+    if (!broadcast_leaf(tg, v, red.domain, l)) return out;
     l.field = ident(tg.task().inputs[static_cast<size_t>(tg.input_index(v))].name);
     if (reserved(l.field)) l.field = "in_" + l.field;
     l.local = l.field;

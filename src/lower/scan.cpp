@@ -243,7 +243,7 @@ std::vector<std::unique_ptr<DesignSpace>> lower_scan(const TaskGraphPtr& tgp) {
   std::vector<std::unique_ptr<DesignSpace>> out;
   const TaskGraph& tg = *tgp;
   const Graph& g = tg.graph();
-  if (g.outputs.size() != 1 || tg.input_index(tg.output()) >= 0) return out;
+  if (!tg.one_computed_output()) return out;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     if (node.op != "cumsum" && node.op != "cumprod") continue;
