@@ -1,30 +1,45 @@
 """Issue 43's figures from bench/screening_campaign.sh's OUT folder: per arm (screening off and on)
-the evaluations, how many were screened out, the GPU-minutes they took (the engine summary's busy
-share of the campaign's wall time) and evaluations per GPU-minute; the ratio between the arms; and
+the evaluations, how many were screened out, the GPU-minutes they took (each segment's engine
+summary: its busy share of its wall time, summed over the arm's segments) and evaluations per
+GPU-minute; the ratio between the arms; and
 the geometric mean of the final bests over eager (and over torch.compile where known) on the tasks
 both arms found a correct variant for, with the per-task ratio on.
 
     python3 bench/screening_summary.py OUT
 """
 
+import glob
 import json
 import math
 import re
 import sys
 
 
-def engine(log_path):
-    """Evaluations on GPUs, wall seconds and busy share from the engine summary's first line."""
-    with open(log_path) as f:
-        for line in f:
-            m = re.match(r"engine: (\d+) evaluations on GPUs in ([\d.]+) s: [\d.]+ per minute; busy ([\d.]+)%", line)
-            if m:
-                return int(m.group(1)), float(m.group(2)), float(m.group(3)) / 100
-    raise SystemExit(f"{log_path}: no engine summary (did the campaign finish?)")
+def segment_logs(out, arm):
+    """The arm's logs: one per segment (campaign_ARM.K.log), or one for the whole arm."""
+    logs = sorted(glob.glob(f"{out}/campaign_{arm}.*.log"), key=lambda p: int(p.rsplit(".", 2)[1]))
+    return logs or [f"{out}/campaign_{arm}.log"]
 
 
-def phases(log_path):
-    with open(log_path) as f:
+def engine(log_paths):
+    """Evaluations on GPUs and GPU-busy seconds summed over the segments' engine summaries."""
+    jobs, busy_seconds = 0, 0.0
+    for log_path in log_paths:
+        with open(log_path) as f:
+            for line in f:
+                m = re.match(r"engine: (\d+) evaluations on GPUs in ([\d.]+) s: [\d.]+ per minute; busy ([\d.]+)%", line)
+                if m:
+                    jobs += int(m.group(1))
+                    busy_seconds += float(m.group(2)) * float(m.group(3)) / 100
+                    break
+            else:
+                raise SystemExit(f"{log_path}: no engine summary (did the segment finish?)")
+    return jobs, busy_seconds
+
+
+def phases(log_paths):
+    """The last segment's per-evaluation phases."""
+    with open(log_paths[-1]) as f:
         for line in f:
             if line.startswith("engine: per evaluation"):
                 return line.strip()
@@ -37,15 +52,16 @@ def main():
     for arm in ("off", "on"):
         with open(f"{out}/report_{arm}.json") as f:
             report = json.load(f)
-        jobs, wall, busy = engine(f"{out}/campaign_{arm}.log")
+        logs = segment_logs(out, arm)
+        jobs, busy_seconds = engine(logs)
         tasks = {t["task"]: t for t in report["tasks"]}
         arms[arm] = {
             "jobs": jobs,
-            "gpu_minutes": wall * busy / 60,
+            "gpu_minutes": busy_seconds / 60,
             "evaluations": sum(t["evaluations"] for t in tasks.values()),
             "screened": sum(t.get("screened", 0) for t in tasks.values()),
             "tasks": tasks,
-            "phases": phases(f"{out}/campaign_{arm}.log"),
+            "phases": phases(logs),
         }
     print("| screening | evaluations | screened out | GPU-minutes | evaluations per GPU-minute |")
     print("|---|---|---|---|---|")
