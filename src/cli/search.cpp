@@ -335,7 +335,7 @@ void add_search_options(po::options_description& opts, search::CampaignConfig& c
       "elites are shown while they fit")(
       "between-generations", po::value(&l.between_generations), "shell command run after each committed generation")(
       "load-adapter", po::value(&l.adapter_path), "after that command: load this LoRA adapter into vLLM and sample from it")(
-      "adapter-name", po::value(&l.adapter_name)->default_value("kevo-adapter"), "the name --load-adapter serves it as");
+      "adapter-name", po::value(&l.adapter_name)->default_value(l.adapter_name), "the name --load-adapter serves it as");
   opts.add(llm);
 }
 

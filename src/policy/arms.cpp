@@ -44,7 +44,7 @@ std::unique_ptr<Policy> make_policy(const std::string& arm, const ArmOptions& o)
   if (arm == "random") return make_random_policy();
   if (arm == "learned" || arm == "learned-frozen") return learned(o, arm == "learned-frozen");
   if (arm == "llm") {
-    std::unique_ptr<Policy> templates = o.llm_mix == "learned" ? learned(o, false) : make_random_policy();
+    std::unique_ptr<Policy> templates = o.llm.mix == "learned" ? learned(o, false) : make_random_policy();
     return make_llm_policy(o.llm, o.llm_client, std::move(templates));
   }
   throw std::invalid_argument(unknown_arm(arm));

@@ -15,8 +15,7 @@ namespace kevo::policy {
 struct ArmOptions {
   uint64_t seed = 1;                     // learned policies' initial parameters (when `init` is empty)
   std::string init;                      // a learned policy checkpoint to start from; empty: fresh
-  LlmPolicyConfig llm;                   // the llm arm's mix with template mutations
-  std::string llm_mix = "random";        // the template policy beside the model: random or learned
+  LlmSettings llm;                       // the llm arm's (its mix with template mutations: llm.mix)
   std::shared_ptr<LlmClient> llm_client; // the llm arm's endpoint, shared by every run of a campaign
 };
 

@@ -207,29 +207,8 @@ bool transient_transport_error(CURLcode code) {
 
 }  // namespace
 
-void validate(const LlmClientConfig& c) {
-  auto fail = [](const std::string& message) { throw std::runtime_error(message); };
-  if (c.base_url.rfind("http://", 0) != 0 && c.base_url.rfind("https://", 0) != 0)
-    fail("--llm-url: '" + c.base_url + "' must start with http:// or https://");
-  if (c.model.empty()) fail("--llm-model: give the model the server serves");
-  if (!(c.temperature >= 0 && c.temperature <= 2))
-    fail("--llm-temperature: " + fmt_seconds(c.temperature) + " is outside [0, 2]");
-  if (c.max_tokens < 1) fail("--llm-max-tokens: " + std::to_string(c.max_tokens) + " must be at least 1");
-  if (c.samples < 1 || c.samples > 64) fail("--llm-samples: " + std::to_string(c.samples) + " is outside 1..64");
-  if (c.concurrency < 1 || c.concurrency > 256)
-    fail("--llm-concurrency: " + std::to_string(c.concurrency) + " is outside 1..256");
-  if (!(c.timeout_seconds > 0) || !std::isfinite(c.timeout_seconds))
-    fail("--llm-timeout: " + fmt_seconds(c.timeout_seconds) + " s must be positive");
-  if (!(c.connect_timeout_seconds > 0) || !std::isfinite(c.connect_timeout_seconds))
-    fail("--llm-timeout: the connect timeout " + fmt_seconds(c.connect_timeout_seconds) + " s must be positive");
-  if (c.retries < 0 || c.retries > 20) fail("--llm-retries: " + std::to_string(c.retries) + " is outside 0..20");
-  if (!(c.backoff_seconds >= 0) || !std::isfinite(c.backoff_seconds))
-    fail("--llm-backoff: " + fmt_seconds(c.backoff_seconds) + " s must be zero or more");
-  if (c.token_budget < 0) fail("--llm-token-budget: " + std::to_string(c.token_budget) + " must be zero or more");
-}
-
 struct LlmClient::Impl {
-  LlmClientConfig config;  // base_url without its trailing '/'; model guarded by mutex
+  LlmSettings config;  // url without its trailing '/'; model guarded by mutex
   std::string api_key;     // only ever used to build the Authorization header
 
   mutable std::mutex mutex;  // guards config.model, stats
@@ -291,7 +270,7 @@ ChatResult LlmClient::Impl::run(EasyHandle& handle, const HeaderList& headers, c
                {"max_tokens", config.max_tokens},
                {"n", request.samples > 0 ? request.samples : config.samples}};
 
-  ChatResult result = attempt_loop(handle, headers, config.base_url + "/chat/completions", body.dump());
+  ChatResult result = attempt_loop(handle, headers, config.url + "/chat/completions", body.dump());
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   std::lock_guard<std::mutex> lock(mutex);
@@ -363,11 +342,11 @@ ChatResult LlmClient::Impl::attempt_loop(EasyHandle& handle, const HeaderList& h
   }
 }
 
-LlmClient::LlmClient(const LlmClientConfig& config) : impl_(std::make_unique<Impl>()) {
+LlmClient::LlmClient(const LlmSettings& config) : impl_(std::make_unique<Impl>()) {
   validate(config);
   init_curl_once();
   impl_->config = config;
-  if (!impl_->config.base_url.empty() && impl_->config.base_url.back() == '/') impl_->config.base_url.pop_back();
+  if (!impl_->config.url.empty() && impl_->config.url.back() == '/') impl_->config.url.pop_back();
   if (!config.api_key_env.empty()) {
     const char* key = std::getenv(config.api_key_env.c_str());
     if (key && *key) impl_->api_key = key;
@@ -429,7 +408,7 @@ LlmStats LlmClient::stats() const {
 
 std::optional<int64_t> LlmClient::count_tokens(const std::string& text) {
   if (impl_->no_tokenizer) return std::nullopt;
-  std::string url = impl_->config.base_url;
+  std::string url = impl_->config.url;
   if (url.size() >= 3 && url.compare(url.size() - 3, 3, "/v1") == 0) url.resize(url.size() - 3);
   url += "/tokenize";
   EasyHandle handle;
@@ -446,7 +425,7 @@ std::optional<int64_t> LlmClient::count_tokens(const std::string& text) {
 }
 
 void LlmClient::load_adapter(const std::string& name, const std::string& path) {
-  const std::string url = impl_->config.base_url + "/load_lora_adapter";
+  const std::string url = impl_->config.url + "/load_lora_adapter";
   EasyHandle handle;
   HeaderList headers(impl_->api_key);
   Exchange ex = handle.post(url, json{{"lora_name", name}, {"lora_path", path}}.dump(), headers.list,
@@ -458,7 +437,7 @@ void LlmClient::load_adapter(const std::string& name, const std::string& path) {
 }
 
 bool LlmClient::unload_adapter(const std::string& name) {
-  const std::string url = impl_->config.base_url + "/unload_lora_adapter";
+  const std::string url = impl_->config.url + "/unload_lora_adapter";
   EasyHandle handle;
   HeaderList headers(impl_->api_key);
   Exchange ex = handle.post(url, json{{"lora_name", name}}.dump(), headers.list, impl_->config.timeout_seconds,

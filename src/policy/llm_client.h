@@ -11,25 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "policy/llm_settings.h"
+
 namespace kevo::policy {
-
-struct LlmClientConfig {
-  std::string base_url = "http://127.0.0.1:8000/v1";  // POST {base_url}/chat/completions
-  std::string model;                                  // required
-  std::string api_key_env = "OPENAI_API_KEY";         // the variable's name; unset or empty: no Authorization header
-  double temperature = 0.8;
-  int max_tokens = 4096;                              // per completion
-  int samples = 1;                                    // completions per request (the API's n)
-  int concurrency = 4;                                // requests in flight at once
-  double timeout_seconds = 300;                       // whole request
-  double connect_timeout_seconds = 10;
-  int retries = 4;                                    // after the first attempt, for 429, 5xx and timeouts
-  double backoff_seconds = 1;                         // first wait; doubled each retry; Retry-After (capped at 60 s) wins
-  int64_t token_budget = 0;                           // prompt + completion tokens for the campaign; 0: none
-};
-
-// Checks the values; throws std::runtime_error with one line naming the flag ("--llm-url: ...").
-void validate(const LlmClientConfig& config);
 
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant"
@@ -62,7 +46,7 @@ struct LlmStats {
 
 class LlmClient {
  public:
-  explicit LlmClient(const LlmClientConfig& config);  // validates; reads the key from the environment
+  explicit LlmClient(const LlmSettings& config);  // validates; reads the key from the environment
   ~LlmClient();
   LlmClient(const LlmClient&) = delete;
   LlmClient& operator=(const LlmClient&) = delete;
@@ -80,12 +64,12 @@ class LlmClient {
   LlmStats stats() const;
 
   // The served model's token count of `text`, from the server's tokenizer: vLLM's
-  // POST {server}/tokenize {"model", "prompt"} -> {"count"} ({server} is base_url without its
+  // POST {server}/tokenize {"model", "prompt"} -> {"count"} ({server} is the url without its
   // /v1). nullopt when the server has none: after one failed answer it is not asked again.
   std::optional<int64_t> count_tokens(const std::string& text);
 
   // vLLM's runtime adapter endpoints (VLLM_ALLOW_RUNTIME_LORA_UPDATING=True on the server):
-  // POST {base_url}/load_lora_adapter {"lora_name", "lora_path"} and /unload_lora_adapter {"lora_name"}.
+  // POST {url}/load_lora_adapter {"lora_name", "lora_path"} and /unload_lora_adapter {"lora_name"}.
   // load throws std::runtime_error (one line, with the server's answer) unless it gets a 2xx;
   // unload returns false instead of throwing (the adapter may not be loaded).
   void load_adapter(const std::string& name, const std::string& path);

@@ -35,7 +35,7 @@ double beta_draw(double a, double b, std::mt19937_64& rng) {
 
 class LlmPolicy : public Policy, public SourceEditor {
  public:
-  LlmPolicy(const LlmPolicyConfig& c, std::shared_ptr<LlmClient> client, std::unique_ptr<Policy> templates)
+  LlmPolicy(const LlmSettings& c, std::shared_ptr<LlmClient> client, std::unique_ptr<Policy> templates)
       : c_(c), client_(std::move(client)), templates_(std::move(templates)) {}
 
   int inspirations() const override { return c_.inspirations; }
@@ -267,7 +267,7 @@ class LlmPolicy : public Policy, public SourceEditor {
     return token_counts_[h] = n ? *n : estimate_tokens(text);
   }
 
-  LlmPolicyConfig c_;
+  LlmSettings c_;
   std::map<std::string, int64_t> token_counts_;
   std::shared_ptr<LlmClient> client_;
   std::unique_ptr<Policy> templates_;
@@ -279,15 +279,7 @@ class LlmPolicy : public Policy, public SourceEditor {
 
 }  // namespace
 
-void validate(const LlmPolicyConfig& c) {
-  if (c.weight > 1 || std::isnan(c.weight)) throw std::runtime_error("--llm-weight: must be between 0 and 1, or 'auto'");
-  if (c.samples < 1 || c.samples > 64) throw std::runtime_error("--llm-samples: must be between 1 and 64");
-  if (c.inspirations < 0 || c.inspirations > 16) throw std::runtime_error("--llm-inspirations: must be between 0 and 16");
-  if (c.max_prompt_source < 256) throw std::runtime_error("--llm-max-prompt-source: must be at least 256");
-  if (c.max_prompt_tokens < 1024) throw std::runtime_error("--llm-max-prompt-tokens: must be at least 1024");
-}
-
-std::unique_ptr<Policy> make_llm_policy(const LlmPolicyConfig& config, std::shared_ptr<LlmClient> client,
+std::unique_ptr<Policy> make_llm_policy(const LlmSettings& config, std::shared_ptr<LlmClient> client,
                                         std::unique_ptr<Policy> templates) {
   validate(config);
   if (!client) throw std::runtime_error("llm policy: no client");

@@ -102,7 +102,7 @@ std::string library_text(const LibraryExcerpt& e) {
   return "\n### `kevo::" + e.name + "` (" + e.header + ", line " + std::to_string(e.line) + ")\n" + fenced(e.text);
 }
 
-std::string inspiration_text(const Parent& e, const LlmPolicyConfig& c) {
+std::string inspiration_text(const Parent& e, const LlmSettings& c) {
   std::string src = e.source;
   if (static_cast<int>(src.size()) > c.max_prompt_source)
     src = src.substr(0, static_cast<size_t>(c.max_prompt_source)) + "\n// ... (cut)\n";
@@ -113,7 +113,7 @@ std::string inspiration_text(const Parent& e, const LlmPolicyConfig& c) {
 
 int64_t estimate_tokens(const std::string& text) { return static_cast<int64_t>((text.size() + 2) / 3); }
 
-Prompt build_prompt(const Context& ctx, const Request& r, const LlmPolicyConfig& c, const TokenCounter& count) {
+Prompt build_prompt(const Context& ctx, const Request& r, const LlmSettings& c, const TokenCounter& count) {
   std::ostringstream head;
   head << task_text(*ctx.task, ctx.target) << "\n";
   head << "## Current candidate (" << fitness_text(r.parent.fitness)

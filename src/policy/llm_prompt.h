@@ -32,6 +32,6 @@ struct Prompt {
 // Tokens one chat message's framing (role, separators) adds to its text.
 constexpr int64_t kMessageFramingTokens = 8;
 
-Prompt build_prompt(const Context& ctx, const Request& r, const LlmPolicyConfig& c, const TokenCounter& count);
+Prompt build_prompt(const Context& ctx, const Request& r, const LlmSettings& c, const TokenCounter& count);
 
 }  // namespace kevo::policy

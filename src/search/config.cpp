@@ -8,39 +8,21 @@
 #include "search/parents.h"
 #include "search/reward.h"
 
-namespace kevo::search {
+namespace kevo::policy {
 
-using nlohmann::json;
-
-// A field a campaign file written before it was added takes its default.
+// The llm arm's settings in a campaign's JSON (beside its type's namespace, where nlohmann finds it).
+// A field a campaign file written before it was added takes its default; fields that never were
+// options (the connect timeout, the backoff, the inspiration's characters) are not kept.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LlmSettings, url, model, api_key_env, temperature, max_tokens, samples,
                                                 concurrency, timeout_seconds, retries, token_budget, weight, mix,
                                                 inspirations, max_prompt_tokens, between_generations, adapter_name,
                                                 adapter_path)
 
-policy::LlmPolicyConfig llm_policy_config(const LlmSettings& l) {
-  policy::LlmPolicyConfig pc;
-  pc.weight = l.weight;
-  pc.samples = l.samples;
-  pc.inspirations = l.inspirations;
-  pc.max_prompt_tokens = l.max_prompt_tokens;
-  return pc;
-}
+}  // namespace kevo::policy
 
-policy::LlmClientConfig llm_client_config(const LlmSettings& l) {
-  policy::LlmClientConfig c;
-  c.base_url = l.url;
-  c.model = l.model;
-  c.api_key_env = l.api_key_env;
-  c.temperature = l.temperature;
-  c.max_tokens = l.max_tokens;
-  c.samples = l.samples;
-  c.concurrency = l.concurrency;
-  c.timeout_seconds = l.timeout_seconds;
-  c.retries = l.retries;
-  c.token_budget = l.token_budget;
-  return c;
-}
+namespace kevo::search {
+
+using nlohmann::json;
 
 void validate(const CampaignConfig& c) {
   auto bad = [](const std::string& flag, const std::string& why) { throw InputError(Location{}, flag, why); };
@@ -64,18 +46,13 @@ void validate(const CampaignConfig& c) {
   if (c.arm == "llm") {
     const LlmSettings& l = c.llm;
     try {
-      policy::validate(llm_client_config(l));
-      policy::validate(llm_policy_config(l));
+      policy::validate(l);
     } catch (const std::runtime_error& e) {
       const std::string m = e.what();
       const size_t colon = m.find(": ");
       if (m.rfind("--", 0) == 0 && colon != std::string::npos) bad(m.substr(0, colon), m.substr(colon + 2));
       bad("--policy", m);
     }
-    if (l.mix != "random" && l.mix != "learned") bad("--llm-mix", "'" + l.mix + "': use random or learned");
-    if (!l.adapter_path.empty() && l.adapter_name.empty()) bad("--adapter-name", "give the name the adapter is served as");
-    if (!l.adapter_path.empty() && l.between_generations.empty())
-      bad("--load-adapter", "an adapter is (re)loaded after --between-generations; give that command too");
   }
   if (c.arm == "learned-frozen" && c.policy_init.empty())
     bad("--policy-init", "learned-frozen samples from a checkpoint: give the file a learned policy wrote");

@@ -7,30 +7,12 @@
 #include <vector>
 
 #include "policy/llm_client.h"
-#include "policy/llm_policy.h"
+#include "policy/llm_settings.h"
 
 namespace kevo::search {
 
-// The llm arm: the endpoint, the sampling, the mix with template mutations and the hook between
-// generations. The API key is read from the environment variable named here and never stored.
-struct LlmSettings {
-  std::string url = "http://127.0.0.1:8000/v1";
-  std::string model;
-  std::string api_key_env = "OPENAI_API_KEY";
-  double temperature = 0.8;
-  int max_tokens = 4096;
-  int samples = 4;                     // completions per request (one parent's children; one RL group)
-  int concurrency = 8;
-  double timeout_seconds = 300;
-  int retries = 4;
-  int64_t token_budget = 0;            // prompt + completion tokens for the campaign; 0: none
-  double weight = 0.5;                 // share of template parents sent to the model; < 0: a bandit decides
-  std::string mix = "random";          // the template policy beside it: random or learned
-  int inspirations = 2;
-  int64_t max_prompt_tokens = 16384;   // a prompt's tokens at most (policy/llm_prompt.h)
-  std::string between_generations;     // a shell command run after each committed generation
-  std::string adapter_name, adapter_path;  // then: (re)load this LoRA adapter into vLLM and use it as the model
-};
+// The llm arm's settings (one type, the policy room's).
+using policy::LlmSettings;
 
 struct CampaignConfig {
   std::string arm = "random";          // the policy: random, learned, learned-frozen, llm
@@ -70,7 +52,5 @@ std::string config_to_json(const CampaignConfig& c);
 CampaignConfig config_from_json(const std::string& text);  // throws InputError
 
 // The llm arm's settings as its client and its policy take them.
-policy::LlmClientConfig llm_client_config(const LlmSettings& l);
-policy::LlmPolicyConfig llm_policy_config(const LlmSettings& l);
 
 }  // namespace kevo::search

@@ -21,10 +21,9 @@ std::unique_ptr<policy::Policy> policy_of(const Run& run, const CampaignConfig& 
   policy::ArmOptions o;
   o.seed = splitmix(run.seed ^ splitmix(static_cast<uint64_t>(run.task_index) + 1));
   o.init = init;
-  o.llm = llm_policy_config(config.llm);
-  o.llm_mix = config.llm.mix;
+  o.llm = config.llm;
   try {
-    if (run.arm == "llm" && !llm_client) llm_client = std::make_shared<policy::LlmClient>(llm_client_config(config.llm));
+    if (run.arm == "llm" && !llm_client) llm_client = std::make_shared<policy::LlmClient>(config.llm);
     o.llm_client = llm_client;
     return policy::make_policy(run.arm, o);
   } catch (const std::invalid_argument& e) {

@@ -79,15 +79,16 @@ class LlmClientTest : public ::testing::Test {
     return lines;
   }
 
-  static LlmClientConfig config(const std::string& url) {
-    LlmClientConfig c;
-    c.base_url = url;
+  static LlmSettings config(const std::string& url) {
+    LlmSettings c;
+    c.url = url;
     c.model = "stub-model";
     c.api_key_env = kKeyVar;
     c.timeout_seconds = 10;
     c.connect_timeout_seconds = 5;
     c.retries = 2;
     c.backoff_seconds = 0.01;
+    c.samples = 1;  // one completion per request unless a test asks for more
     return c;
   }
 
@@ -102,7 +103,7 @@ TEST_F(LlmClientTest, ReturnsCompletionsInOrderWithUsageAndKey) {
                              {{"contents", {"d", "e", "f"}}, {"usage", usage}},
                              {{"content", "g"}}}}});
   ::setenv(kKeyVar, "sk-test", 1);
-  LlmClientConfig c = config(url);
+  LlmSettings c = config(url);
   c.samples = 3;
   c.concurrency = 1;  // the stub hands out its entries in arrival order
   c.temperature = 0.5;
@@ -170,7 +171,7 @@ TEST_F(LlmClientTest, RetriesRateLimitsHonouringRetryAfter) {
                             {{{"status", 429}, {"retry_after", 0}},
                              {{"status", 429}, {"retry_after", 0}},
                              {{"content", "done"}}}}});
-  LlmClientConfig c = config(url);
+  LlmSettings c = config(url);
   c.retries = 4;
   c.backoff_seconds = 5;  // Retry-After: 0 must win, or this test takes 15 s and fails below
   LlmClient client(c);
@@ -215,7 +216,7 @@ TEST_F(LlmClientTest, DoesNotRetryOtherClientErrors) {
 }
 
 TEST_F(LlmClientTest, TimesOut) {
-  LlmClientConfig c = config(start({{"default", {{"delay", 3}, {"content", "late"}}}}));
+  LlmSettings c = config(start({{"default", {{"delay", 3}, {"content", "late"}}}}));
   c.timeout_seconds = 0.5;
   c.retries = 0;
   LlmClient client(c);
@@ -233,7 +234,7 @@ TEST_F(LlmClientTest, MalformedRepliesAreNotRetried) {
                             {{{"raw", "not json"}},
                              {{"raw", R"({"object": "chat.completion", "usage": {"prompt_tokens": 1}})"}}}},
                            {"default", {{"content", "fine"}}}});
-  LlmClientConfig c = config(url);
+  LlmSettings c = config(url);
   c.concurrency = 1;
   c.retries = 3;
   LlmClient client(c);
@@ -249,7 +250,7 @@ TEST_F(LlmClientTest, MalformedRepliesAreNotRetried) {
 }
 
 TEST_F(LlmClientTest, KeepsAtMostConcurrencyRequestsInFlight) {
-  LlmClientConfig c = config(start({{"default", {{"delay", 0.3}, {"content", "x"}}}}));
+  LlmSettings c = config(start({{"default", {{"delay", 0.3}, {"content", "x"}}}}));
   c.concurrency = 2;
   LlmClient client(c);
   auto t0 = Clock::now();
@@ -263,7 +264,7 @@ TEST_F(LlmClientTest, KeepsAtMostConcurrencyRequestsInFlight) {
 
 TEST_F(LlmClientTest, SpentBudgetRefusesRequestsWithoutSendingThem) {
   std::string url = start({{"default", {{"content", "x"}, {"usage", {{"prompt_tokens", 80}, {"completion_tokens", 40}}}}}});
-  LlmClientConfig c = config(url);
+  LlmSettings c = config(url);
   c.token_budget = 100;
   c.concurrency = 1;
   LlmClient client(c);
@@ -288,7 +289,7 @@ TEST_F(LlmClientTest, SpentBudgetRefusesRequestsWithoutSendingThem) {
 }
 
 TEST_F(LlmClientTest, RefusedConnectionIsOneLineConnectError) {
-  LlmClientConfig c = config("http://127.0.0.1:" + std::to_string(closed_port()) + "/v1");
+  LlmSettings c = config("http://127.0.0.1:" + std::to_string(closed_port()) + "/v1");
   c.retries = 1;  // refused connections are retried: a restarting server comes back
   c.backoff_seconds = 0;
   LlmClient client(c);
@@ -296,7 +297,7 @@ TEST_F(LlmClientTest, RefusedConnectionIsOneLineConnectError) {
   ASSERT_FALSE(r[0].ok);
   EXPECT_EQ(r[0].kind, "connect");
   EXPECT_EQ(r[0].attempts, 2);
-  EXPECT_NE(r[0].error.find(c.base_url), std::string::npos) << r[0].error;
+  EXPECT_NE(r[0].error.find(c.url), std::string::npos) << r[0].error;
   EXPECT_EQ(r[0].error.find('\n'), std::string::npos);
   EXPECT_EQ(client.stats().connect_errors, 2);
 }
@@ -331,7 +332,7 @@ TEST_F(LlmClientTest, AdapterCallsAgainstNoServer) {
   EXPECT_FALSE(client.unload_adapter("a"));
 }
 
-std::string rejection(const LlmClientConfig& c) {
+std::string rejection(const LlmSettings& c) {
   try {
     validate(c);
   } catch (const std::runtime_error& e) {
@@ -341,18 +342,18 @@ std::string rejection(const LlmClientConfig& c) {
 }
 
 TEST(LlmClientValidate, NamesTheFlag) {
-  LlmClientConfig good;
+  LlmSettings good;
   good.model = "m";
   EXPECT_EQ(rejection(good), "");
 
   auto with = [&](auto change) {
-    LlmClientConfig c = good;
+    LlmSettings c = good;
     change(c);
     return rejection(c);
   };
   auto starts = [](const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; };
-  EXPECT_TRUE(starts(with([](auto& c) { c.base_url = "ftp://host/v1"; }), "--llm-url:"));
-  EXPECT_TRUE(starts(with([](auto& c) { c.base_url = "127.0.0.1:8000/v1"; }), "--llm-url:"));
+  EXPECT_TRUE(starts(with([](auto& c) { c.url = "ftp://host/v1"; }), "--llm-url:"));
+  EXPECT_TRUE(starts(with([](auto& c) { c.url = "127.0.0.1:8000/v1"; }), "--llm-url:"));
   EXPECT_EQ(with([](auto& c) { c.model = ""; }), "--llm-model: give the model the server serves");
   EXPECT_TRUE(starts(with([](auto& c) { c.temperature = 2.5; }), "--llm-temperature:"));
   EXPECT_TRUE(starts(with([](auto& c) { c.max_tokens = 0; }), "--llm-max-tokens:"));
@@ -361,9 +362,14 @@ TEST(LlmClientValidate, NamesTheFlag) {
   EXPECT_TRUE(starts(with([](auto& c) { c.timeout_seconds = 0; }), "--llm-timeout:"));
   EXPECT_TRUE(starts(with([](auto& c) { c.retries = 21; }), "--llm-retries:"));
   EXPECT_TRUE(starts(with([](auto& c) { c.token_budget = -1; }), "--llm-token-budget:"));
+  // The policy's and the hook's settings are checked in the same place.
+  EXPECT_TRUE(starts(with([](auto& c) { c.weight = 1.5; }), "--llm-weight:"));
+  EXPECT_EQ(with([](auto& c) { c.mix = "genetic"; }), "--llm-mix: 'genetic': use random or learned");
+  EXPECT_TRUE(starts(with([](auto& c) { c.max_prompt_tokens = 100; }), "--llm-max-prompt-tokens:"));
+  EXPECT_TRUE(starts(with([](auto& c) { c.adapter_path = "/a"; }), "--load-adapter:"));
 
-  LlmClientConfig bad = good;
-  bad.base_url = "localhost:8000";
+  LlmSettings bad = good;
+  bad.url = "localhost:8000";
   EXPECT_THROW(LlmClient{bad}, std::runtime_error);
 }
 

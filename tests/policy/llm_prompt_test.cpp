@@ -101,7 +101,7 @@ int64_t counted(const nlohmann::json& messages) {
 TEST(LlmPrompt, AParentOfEveryFamilyFitsTheDefaultBudgetWithTheLibraryPartsItUses) {
   const auto parents = one_parent_per_kind();
   ASSERT_GE(parents.size(), 10u);
-  const LlmPolicyConfig defaults;
+  const LlmSettings defaults;
   EXPECT_EQ(defaults.max_prompt_tokens, 16384);
   for (const auto& [kind, p] : parents) {
     Context ctx;
@@ -128,7 +128,7 @@ TEST(LlmPrompt, OptionalPartsStopAtTheBudgetAndARequiredPartOverItIsRefused) {
   const FamilyParent gemm = gemm_parent();
   Context ctx;
   ctx.task = &gemm.task;
-  LlmPolicyConfig c;
+  LlmSettings c;
   const Prompt whole = build_prompt(ctx, request_for(gemm), c, testing::test_tokens);
   ASSERT_TRUE(whole.refused.empty());
   ASSERT_GT(whole.library_parts, 1);
