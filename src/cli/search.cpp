@@ -19,6 +19,7 @@
 #include "cli/options.h"
 #include "core/error.h"
 #include "eval/cuda_driver.h"
+#include "policy/arms.h"
 #include "search/ablation.h"
 #include "search/campaign.h"
 #include "evaluators/evaluator.h"
@@ -158,7 +159,7 @@ store::CampaignContents read_for_summary(const std::string& path) {
   o.checkpoint_bytes = store::ReadOptions::Checkpoints::none;
   o.search_tables = false;
   store::CampaignContents c = store::read_campaign(path, o);
-  if (std::any_of(c.runs.begin(), c.runs.end(), [](const store::RunRecord& r) { return r.arm == "llm"; })) {
+  if (std::any_of(c.runs.begin(), c.runs.end(), [](const store::RunRecord& r) { return policy::arm_uses_llm(r.arm); })) {
     o.search_tables = true;
     return store::read_campaign(path, o);
   }

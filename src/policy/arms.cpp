@@ -19,35 +19,47 @@ std::unique_ptr<Policy> learned(const ArmOptions& o, bool frozen) {
 
 }  // namespace
 
-const std::vector<std::string>& arm_names() {
-  static const std::vector<std::string> names = {"random", "learned", "learned-frozen", "llm"};
-  return names;
+const std::vector<Arm>& arms() {
+  static const std::vector<Arm> all = {
+      {"random"},
+      {"learned", /*learned=*/true},
+      {"learned-frozen", /*learned=*/true, /*frozen=*/true},
+      {"llm", false, false, /*llm=*/true},
+  };
+  return all;
 }
 
-bool is_arm(const std::string& name) {
-  for (const std::string& a : arm_names())
-    if (a == name) return true;
-  return false;
+const Arm* find_arm(const std::string& name) {
+  for (const Arm& a : arms())
+    if (a.name == name) return &a;
+  return nullptr;
 }
 
 std::string unknown_arm(const std::string& name) {
   std::string have;
-  for (const std::string& a : arm_names()) have += (have.empty() ? "" : ", ") + a;
+  for (const Arm& a : arms()) have += (have.empty() ? "" : ", ") + a.name;
   return "unknown policy '" + name + "' (have: " + have + ")";
 }
 
+bool arm_uses_llm(const std::string& name) {
+  const Arm* a = find_arm(name);
+  return a && a->llm;
+}
+
 bool arm_is_learned(const std::string& arm, const std::string& llm_mix) {
-  return arm == "learned" || arm == "learned-frozen" || (arm == "llm" && llm_mix == "learned");
+  const Arm* a = find_arm(arm);
+  return a && (a->learned || (a->llm && llm_mix == "learned"));
 }
 
 std::unique_ptr<Policy> make_policy(const std::string& arm, const ArmOptions& o) {
-  if (arm == "random") return make_random_policy();
-  if (arm == "learned" || arm == "learned-frozen") return learned(o, arm == "learned-frozen");
-  if (arm == "llm") {
+  const Arm* a = find_arm(arm);
+  if (!a) throw std::invalid_argument(unknown_arm(arm));
+  if (a->llm) {
     std::unique_ptr<Policy> templates = o.llm.mix == "learned" ? learned(o, false) : make_random_policy();
     return make_llm_policy(o.llm, o.llm_client, std::move(templates));
   }
-  throw std::invalid_argument(unknown_arm(arm));
+  if (a->learned) return learned(o, a->frozen);
+  return make_random_policy();
 }
 
 }  // namespace kevo::policy

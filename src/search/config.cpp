@@ -42,8 +42,9 @@ void validate(const CampaignConfig& c) {
   if (!make_reward(c.reward)) bad("--reward", "'" + c.reward + "': use bucketed or log_speedup");
   if (c.trials < 1 || c.trials > 1000) bad("--trials", "must be between 1 and 1000");
   if (!(c.max_seconds > 0)) bad("--max-seconds", "must be positive");
-  if (!policy::is_arm(c.arm)) bad("--policy", policy::unknown_arm(c.arm));
-  if (c.arm == "llm") {
+  const policy::Arm* arm = policy::find_arm(c.arm);
+  if (!arm) bad("--policy", policy::unknown_arm(c.arm));
+  if (arm->llm) {
     const LlmSettings& l = c.llm;
     try {
       policy::validate(l);
@@ -54,8 +55,8 @@ void validate(const CampaignConfig& c) {
       bad("--policy", m);
     }
   }
-  if (c.arm == "learned-frozen" && c.policy_init.empty())
-    bad("--policy-init", "learned-frozen samples from a checkpoint: give the file a learned policy wrote");
+  if (arm->frozen && c.policy_init.empty())
+    bad("--policy-init", c.arm + " samples from a checkpoint: give the file a learned policy wrote");
 }
 
 std::string config_to_json(const CampaignConfig& c) {

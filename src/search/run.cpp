@@ -23,7 +23,7 @@ std::unique_ptr<policy::Policy> policy_of(const Run& run, const CampaignConfig& 
   o.init = init;
   o.llm = config.llm;
   try {
-    if (run.arm == "llm" && !llm_client) llm_client = std::make_shared<policy::LlmClient>(config.llm);
+    if (policy::arm_uses_llm(run.arm) && !llm_client) llm_client = std::make_shared<policy::LlmClient>(config.llm);
     o.llm_client = llm_client;
     return policy::make_policy(run.arm, o);
   } catch (const std::invalid_argument& e) {
