@@ -12,10 +12,10 @@
 #include <set>
 
 #include "cli/commands.h"
-#include "cli/export_shapes.h"
 #include "cli/options.h"
 #include "core/candidate.h"
 #include "core/error.h"
+#include "search/general_export.h"
 #include "search/results.h"
 #include "store/campaign_file.h"
 #include "store/export.h"
@@ -107,7 +107,7 @@ bool same_shapes(const Task& a, const Task& b) {
 // first campaign's kernel, verified on unseen shapes. kevo export A.h5 --dispatch --task T: the
 // same over one campaign's best kernel and, per timed workload, the variant measured fastest on it.
 int export_dispatchers(const std::vector<std::string>& paths, const std::vector<std::string>& only, const std::string& out,
-                       bool general, bool per_workload, ShapeVerifier& verifier) {
+                       bool general, bool per_workload, search::ShapeVerifier& verifier) {
   if (only.empty()) {
     std::cerr << "kevo export: a dispatcher is per task: name it with --task\n";
     return 2;
@@ -182,7 +182,7 @@ int cmd_export(const std::vector<std::string>& args) {
   int64_t seed = 1;
   std::string gpus = "all";
   std::vector<std::string> range_files;
-  GeneralExportOptions go;
+  search::GeneralExportOptions go;
   opts.add_options()("campaign", po::value(&paths)->required()->composing(),
                      "the campaign file; several: one dispatcher header per --task over their best kernels")(
       "out", po::value(&out)->default_value("results"), "folder for the headers (created)")(
@@ -231,7 +231,7 @@ int cmd_export(const std::vector<std::string>& args) {
     std::cerr << "kevo export: " << e.what() << "\n";
     return 2;
   }
-  ShapeVerifier verifier(go);
+  search::ShapeVerifier verifier(go);
   if (paths.size() > 1 || dispatch) {
     if (torch_extension) {
       std::cerr << "kevo export: --torch exports one kernel per task: give one campaign, without --dispatch\n";
