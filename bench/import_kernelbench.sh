@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Imports every level-1 and level-2 problem of a KernelBench checkout with `kevo import kernelbench`,
-# runs `kevo check` on each contract, prints a summary table and writes the per-problem list.
+# Imports every level-1, level-2 and level-3 problem of a KernelBench checkout with `kevo import
+# kernelbench`, runs `kevo check` on each contract (and `kevo space --sample 1` on level 3's),
+# prints a summary table and writes the per-problem list.
 #
 #   bench/import_kernelbench.sh KB_DIR OUT_DIR
 #     KB_DIR   a KernelBench checkout (KB_DIR/KernelBench/level1 or KB_DIR/level1)
@@ -8,6 +9,8 @@
 #              row per problem (imported? check passed? why not?)
 #   KEVO=path/to/kevo (default: build/kevo)  JOBS=N (default: nproc)  DOCS=docs/file.md (also write
 #   the report there)  LIMIT_S=N (default 900: seconds each import and each check may take)
+#   LEVELS="level1 level2 level3" (default: those present; level 3 goes through the capture path,
+#   which needs a Python with torch: KEVO_PYTHON or --python as `kevo import` finds it)
 #
 # A problem "passes" when it imports (translated, agreeing with its Model under Python torch where
 # torch is present, loaded by kevo's parser) and `kevo check` exits 0 having run the small workload
@@ -32,7 +35,9 @@ if [ ! -x "$kevo" ]; then
   echo "$0: no kevo binary at $kevo (build it, or set KEVO)" >&2
   exit 2
 fi
-mkdir -p "$out/level1" "$out/level2" "$out/logs" "$out/status"
+levels=${LEVELS:-level1 level2$( [ -d "$kb/level3" ] && echo " level3")}
+for l in $levels; do mkdir -p "$out/$l"; done
+mkdir -p "$out/logs" "$out/status"
 rm -f "$out"/status/*.tsv
 
 # One problem: import, check, and one status line: level, problem, imported, check, reason.
@@ -62,6 +67,10 @@ one() {
       [ -n "$reason" ] || reason="kevo check exited $crc"
     elif grep -q "ran on the CPU" "$log.check"; then
       check=passed
+      if [ "$lvl" = level3 ]; then
+        timeout "$LIMIT_S" "$KEVO" space "$json" --sample 1 >"$log.space" 2>&1 || {
+          check=failed; reason="kevo space --sample 1: $(grep -m1 -iE 'error|no legal' "$log.space")"; }
+      fi
     else
       check=failed
       reason="no workload ran on the CPU"
@@ -85,7 +94,7 @@ export -f one
 export OUT=$out KEVO=$kevo LIMIT_S=${LIMIT_S:-900}
 
 start=$(date +%s)
-find "$kb/level1" "$kb/level2" -maxdepth 1 -name '*.py' | sort -V | xargs -P "$jobs" -I{} bash -c 'one "$1"' _ {}
+for l in $levels; do echo "$kb/$l"; done | xargs -I{} find {} -maxdepth 1 -name '*.py' | sort -V | xargs -P "$jobs" -I{} bash -c 'one "$1"' _ {}
 elapsed=$(($(date +%s) - start))
 
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -94,20 +103,20 @@ agreed=$(grep -l "agreement: the reference matches" "$out"/logs/*.import 2>/dev/
 skipped=$(grep -l "agreement check: skipped" "$out"/logs/*.import 2>/dev/null | wc -l)
 report="$out/report.md"
 {
-  echo "# KernelBench levels 1 and 2 through \`kevo import kernelbench\`"
+  echo "# KernelBench levels 1 to 3 through \`kevo import kernelbench\`"
   echo
   echo "kevo $commit, $python_line, $(date -u +%Y-%m-%d), ${elapsed} s with $jobs jobs. Regenerate with"
   echo "\`bench/import_kernelbench.sh KB_DIR OUT_DIR\` (see docs/import.md)."
   echo
-  echo "| | level 1 | level 2 | total |"
-  echo "|---|---|---|---|"
+  echo "| | level 1 | level 2 | level 3 | total |"
+  echo "|---|---|---|---|---|"
   count() { cat "$out"/status/*.tsv | awk -F'\t' -v l="$1" -v want="$2" -v col="$3" \
               '(l == "all" || $1 == l) && $col ~ want {n++} END {print n+0}'; }
-  row() { echo "| $1 | $(count level1 "$2" "$3") | $(count level2 "$2" "$3") | $(count all "$2" "$3") |"; }
+  row() { echo "| $1 | $(count level1 "$2" "$3") | $(count level2 "$2" "$3") | $(count level3 "$2" "$3") | $(count all "$2" "$3") |"; }
   row "problems" "." 1
   row "translated (the importer wrote a contract)" "^(yes|translated)$" 3
   row "imported (kevo's parser accepts the contract)" "^yes$" 3
-  row "**kevo check passed** (small workload run on the CPU)" "^passed$" 4
+  row "**kevo check passed** (small workload run on the CPU; level 3: and a legal genome)" "^passed$" 4
   row "refused by the importer" "^refused$" 3
   row "failed in the importer (agreement, internal)" "^failed$" 3
   echo

@@ -35,8 +35,7 @@ def main(argv: list) -> int:
         t = translate(a.problem, source, a.name)
     except TranslateError as e:
         where = f"{a.problem}:{e.line}" if e.line else a.problem
-        print(f"{where}: cannot translate: {e}", file=sys.stderr)
-        return 2
+        return capture_fallback(a, source, f"{where}: cannot translate: {e}")
     out = a.out or f"{t.contract['name']}.json"
     print(f"{a.problem}: {t.contract['name']}")
     print(summary(t))
@@ -46,6 +45,57 @@ def main(argv: list) -> int:
     try:
         with open(out, "w", encoding="utf-8") as f:
             f.write(dumps(t.contract))
+    except OSError as e:
+        print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
+    return 0
+
+
+def capture_fallback(a, source: str, refusal: str) -> int:
+    """The AST translation refused the problem: trace the model under Python torch instead (the
+    capture path, tools/kevo_import/kb_capture.py). Without torch, the AST refusal stands."""
+    try:
+        import torch
+    except ImportError:
+        print(refusal, file=sys.stderr)
+        return 2
+    from kevo_import.kb_capture import CaptureError, agree, capture
+    from kevo_import.kb_translate import default_name
+
+    print(f"  {refusal.split(': cannot translate: ', 1)[-1]}: the AST translation refuses it; capturing the model "
+          "under Python torch instead")
+    name = a.name or default_name(a.problem)
+    try:
+        cap = capture(a.problem, source, name, a.seed)
+    except CaptureError as e:
+        print(f"{refusal} (capture: {e})", file=sys.stderr)
+        return 2
+    except Exception as e:  # the problem's own code failing is reported, not a crash
+        print(f"{refusal} (capture: the problem raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})",
+              file=sys.stderr)
+        return 2
+    c = cap.contract
+    print(f"{a.problem}: {c['name']} (captured: {sum(1 for l in c['reference'].splitlines() if ' = ' in l)} statements)")
+    print(f"  axes: var: {', '.join(cap.var) or 'none'}; small workload: {cap.small}")
+    if a.no_agree:
+        print("  agreement check: skipped (--no-agree)")
+    else:
+        print(f"  python: {sys.executable}, torch {torch.__version__}")
+        try:
+            ok, lines = agree(cap, a.problem, source, a.seed)
+        except Exception as e:
+            print(f"{a.problem}: agreement check failed: the problem raised {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+        for line in lines:
+            print(f"  {line}" if ok else f"{a.problem}: agreement check failed: {line}", file=sys.stdout if ok
+                  else sys.stderr)
+        if not ok:
+            return 1
+    out = a.out or f"{c['name']}.json"
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(dumps(c))
     except OSError as e:
         print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
         return 2
