@@ -48,6 +48,19 @@ struct EngineFigures {
   double promoted_log_ratio = 0;     // Σ log(full fitness / the screen's estimate) over those
 };
 
+// What an evaluator is, for the campaign's lines and files.
+struct EvaluatorInfo {
+  std::string description;  // "1 x NVIDIA H200 (sm_90a)", "replay: results/spaces/relu.h5"
+  int gpus = 0;             // GPUs it measures on (simulated ones too); 0 for replay
+  std::string gpu_name;     // the GPU a campaign records ("NVIDIA H200 (sm_90a)"; a replay's, the recording's)
+  // The architecture its candidates are built for ("sm_90a"): campaigns lower their tasks for it, so
+  // a knob value the manifest allows only elsewhere (wgmma off Hopper) is never proposed. Empty where
+  // nothing is built for a real GPU (replay and simulated GPUs, whose searches stay the recordings').
+  std::string target_arch;
+};
+
+// Every evaluator measures (measure, or the pipelined submit/collect/ready) and says what it is
+// (info); the GPU-backed ones also say where their time went (figures).
 class VariantEvaluator {
  public:
   virtual ~VariantEvaluator() = default;
@@ -72,19 +85,18 @@ class VariantEvaluator {
     return true;
   }
 
-  virtual std::string describe() const = 0;   // "1 x NVIDIA H200 (sm_90a)", "replay: results/spaces/relu.h5"
-  virtual int gpus() const { return 0; }
-  virtual double gpu_busy_seconds() const {   // summed over GPUs, since construction; thread-safe
+  virtual EvaluatorInfo info() const = 0;
+  virtual EngineFigures figures() const { return {}; }  // thread-safe
+
+  std::string describe() const { return info().description; }
+  int gpus() const { return info().gpus; }
+  std::string gpu_name() const { return info().gpu_name; }
+  std::string target_arch() const { return info().target_arch; }
+  double gpu_busy_seconds() const {  // summed over GPUs, since construction; thread-safe
     double s = 0;
     for (double b : figures().busy_seconds) s += b;
     return s;
   }
-  virtual std::string gpu_name() const { return {}; }
-  // The architecture its candidates are built for ("sm_90a"): campaigns lower their tasks for it, so
-  // a knob value the manifest allows only elsewhere (wgmma off Hopper) is never proposed. Empty where
-  // nothing is built for a real GPU (replay and simulated GPUs, whose searches stay the recordings').
-  virtual std::string target_arch() const { return {}; }
-  virtual EngineFigures figures() const { return {}; }  // thread-safe
 
  private:
   struct Held {

@@ -57,12 +57,14 @@ class GpuEvaluator : public VariantEvaluator, private MeasuringBackend {
     pipeline_ = std::make_unique<BatchPipeline>(static_cast<MeasuringBackend&>(*this), c.compile_workers, c.cache_dir);
   }
 
-  std::string describe() const override {
-    return std::to_string(runner_->gpus()) + " x " + runner_->device_name() + " (" + runner_->arch() + ")";
+  EvaluatorInfo info() const override {
+    EvaluatorInfo i;
+    i.gpu_name = runner_->device_name() + " (" + runner_->arch() + ")";
+    i.description = std::to_string(runner_->gpus()) + " x " + i.gpu_name;
+    i.gpus = runner_->gpus();
+    i.target_arch = runner_->arch();
+    return i;
   }
-  int gpus() const override { return runner_->gpus(); }
-  std::string gpu_name() const override { return runner_->device_name() + " (" + runner_->arch() + ")"; }
-  std::string target_arch() const override { return runner_->arch(); }
   EngineFigures figures() const override {
     EngineFigures f = pipeline_->figures();
     eval::EvalStats s = runner_->stats();

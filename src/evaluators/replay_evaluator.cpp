@@ -11,12 +11,14 @@ class ReplayEvaluator : public VariantEvaluator {
  public:
   explicit ReplayEvaluator(const std::vector<std::string>& files) : recorded_(files) {}
 
-  std::string describe() const override {
-    std::string s = "replay of";
-    for (const std::string& f : recorded_.files()) s += " " + f;
-    return s + " (" + std::to_string(recorded_.genomes()) + " recorded genomes)";
+  EvaluatorInfo info() const override {
+    EvaluatorInfo i;
+    i.description = "replay of";
+    for (const std::string& f : recorded_.files()) i.description += " " + f;
+    i.description += " (" + std::to_string(recorded_.genomes()) + " recorded genomes)";
+    i.gpu_name = replayed_gpu_name(recorded_.gpu());
+    return i;
   }
-  std::string gpu_name() const override { return replayed_gpu_name(recorded_.gpu()); }
 
   std::vector<store::MeasurementRecord> measure(const std::vector<EvalRequest>& batch) override {
     std::vector<store::MeasurementRecord> out;

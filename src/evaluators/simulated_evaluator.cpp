@@ -30,17 +30,18 @@ class SimulatedEvaluator : public VariantEvaluator, private MeasuringBackend {
     pipeline_ = std::make_unique<BatchPipeline>(static_cast<MeasuringBackend&>(*this), c.compile_workers, c.cache_dir);
   }
 
-  std::string describe() const override {
-    std::string s = std::to_string(gpus_->gpus()) + " x " + gpus_->device_name() + " (" + gpus_->arch() + "), " +
+  EvaluatorInfo info() const override {
+    EvaluatorInfo i;
+    i.description = std::to_string(gpus_->gpus()) + " x " + gpus_->device_name() + " (" + gpus_->arch() + "), " +
                     (fixed_ ? std::to_string(eval_seconds_).substr(0, 5) + " s per evaluation"
                             : "the recorded time per evaluation") +
                     ", answering from";
-    for (const std::string& f : recorded_.files()) s += " " + f;
-    return s;
+    for (const std::string& f : recorded_.files()) i.description += " " + f;
+    i.gpus = gpus_->gpus();
+    // The replay's: a search on the recordings sees the same target whether simulated or not.
+    i.gpu_name = replayed_gpu_name(recorded_.gpu());
+    return i;
   }
-  int gpus() const override { return gpus_->gpus(); }
-  // The replay's: a search on the recordings sees the same target whether simulated or not.
-  std::string gpu_name() const override { return replayed_gpu_name(recorded_.gpu()); }
   EngineFigures figures() const override {
     EngineFigures f = pipeline_->figures();
     eval::EvalStats s = gpus_->stats();

@@ -151,7 +151,7 @@ class LandscapeEvaluator : public evaluators::VariantEvaluator {
     }
     return out;
   }
-  std::string describe() const override { return "landscape"; }
+  evaluators::EvaluatorInfo info() const override { return {"landscape"}; }
 
  private:
   std::map<const Task*, std::vector<std::unique_ptr<mutate::DesignSpace>>> spaces_;

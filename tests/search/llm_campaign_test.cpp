@@ -61,8 +61,7 @@ class MarkerEvaluator : public evaluators::VariantEvaluator {
     }
     return out;
   }
-  std::string describe() const override { return "markers"; }
-  std::string gpu_name() const override { return "Test GPU (sm_90a)"; }
+  evaluators::EvaluatorInfo info() const override { return {"markers", 0, "Test GPU (sm_90a)"}; }
   int calls = 0, fail_after = -1, free_form = 0;
 };
 

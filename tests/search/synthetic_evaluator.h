@@ -28,7 +28,7 @@ class SyntheticEvaluator : public evaluators::VariantEvaluator {
     }
     return out;
   }
-  std::string describe() const override { return "synthetic"; }
+  evaluators::EvaluatorInfo info() const override { return {"synthetic"}; }
 
   // Peaked landscape: each knob's value index pulls towards a target derived from its position.
   static store::MeasurementRecord score(const evaluators::EvalRequest& r) {

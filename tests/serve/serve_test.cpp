@@ -253,7 +253,7 @@ class GatedEvaluator : public evaluators::VariantEvaluator {
     }
     return out;
   }
-  std::string describe() const override { return "gated"; }
+  evaluators::EvaluatorInfo info() const override { return {"gated"}; }
   void wait_entered() {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return entered_ > 0; });
