@@ -171,10 +171,7 @@ int export_dispatchers(const std::vector<std::string>& paths, const std::vector<
   return 0;
 }
 
-}  // namespace
-
-int cmd_export(const std::vector<std::string>& args) {
-  po::options_description opts("options");
+struct ExportArgs {
   std::vector<std::string> paths;
   std::string out = "results", samples;
   std::vector<std::string> only;
@@ -182,45 +179,53 @@ int cmd_export(const std::vector<std::string>& args) {
   int64_t seed = 1;
   std::string gpus = "all";
   std::vector<std::string> range_files;
-  search::GeneralExportOptions go;
-  opts.add_options()("campaign", po::value(&paths)->required()->composing(),
+  search::GeneralExportOptions general_options;
+};
+
+// The flags into `a`; -1 when they parse, else the exit status (help printed, or the error).
+int parse_export_args(const std::vector<std::string>& args, ExportArgs& a) {
+  po::options_description opts("options");
+  search::GeneralExportOptions& go = a.general_options;
+  opts.add_options()("campaign", po::value(&a.paths)->required()->composing(),
                      "the campaign file; several: one dispatcher header per --task over their best kernels")(
-      "out", po::value(&out)->default_value("results"), "folder for the headers (created)")(
-      "task", po::value(&only)->composing(), "export only this task (repeatable)")(
-      "torch", po::bool_switch(&torch_extension),
+      "out", po::value(&a.out)->default_value("results"), "folder for the headers (created)")(
+      "task", po::value(&a.only)->composing(), "export only this task (repeatable)")(
+      "torch", po::bool_switch(&a.torch_extension),
       "beside each header, a PyTorch extension (TASK_torch.cu, its loader TASK_torch.py) and the contract (TASK.json)")(
-      "samples", po::value(&samples), "instead of headers: the llm policy's completions with their rewards, as JSONL ('-': stdout)")(
-      "general", po::bool_switch(&general),
+      "samples", po::value(&a.samples), "instead of headers: the llm policy's completions with their rewards, as JSONL ('-': stdout)")(
+      "general", po::bool_switch(&a.general),
       "headers that accept every shape inside the contract's axis ranges under the kernel's conditions, once the kernel "
       "passes on unseen shapes on this machine's GPU (without: the validated workloads only, no GPU needed)")(
-      "dispatch", po::bool_switch(&dispatch),
+      "dispatch", po::bool_switch(&a.dispatch),
       "one campaign: a dispatcher header per --task over its best kernel and, per timed workload, the variant measured "
       "fastest on it")(
       "verify-shapes", po::value(&go.draw.count)->default_value(24), "--general: unseen shapes to verify on")(
       "max-shape-bytes", po::value(&go.draw.max_bytes)->default_value(int64_t{2} << 30),
       "--general: inputs plus outputs of one unseen shape, at most")(
-      "seed", po::value(&seed)->default_value(1), "--general: seed of the unseen shapes and their inputs")(
-      "gpus", po::value(&gpus)->default_value("all"), "--general: GPUs to verify on: all, or a list like 0,1")(
-      "ranges", po::value(&range_files)->composing(),
+      "seed", po::value(&a.seed)->default_value(1), "--general: seed of the unseen shapes and their inputs")(
+      "gpus", po::value(&a.gpus)->default_value("all"), "--general: GPUs to verify on: all, or a list like 0,1")(
+      "ranges", po::value(&a.range_files)->composing(),
       "--general: a contract whose axis ranges (min, max, multiple_of) apply to its task in the campaign, which may "
       "have been recorded without them (repeatable)");
   po::positional_options_description pos;
   pos.add("campaign", -1);
   po::variables_map vm;
-  if (int rc = parse_options("export", "campaign.h5 [more.h5 ... --task T] [--out results/] [--torch] [--general] [--samples samples.jsonl]", args, opts,
-                             pos, vm);
-      rc >= 0)
-    return rc;
-  const std::string path = paths.front();
-  if (!samples.empty()) return export_samples(path, samples);
-  if (go.draw.count < 1 || go.draw.count > 10000 || go.draw.max_bytes < 1 || seed < 0) {
+  return parse_options("export", "campaign.h5 [more.h5 ... --task T] [--out results/] [--torch] [--general] [--samples samples.jsonl]",
+                       args, opts, pos, vm);
+}
+
+// --general's options checked and completed (the seed, the GPUs, the --ranges contracts); 0, or 2
+// with the reason printed.
+int complete_general_options(ExportArgs& a) {
+  search::GeneralExportOptions& go = a.general_options;
+  if (go.draw.count < 1 || go.draw.count > 10000 || go.draw.max_bytes < 1 || a.seed < 0) {
     std::cerr << "kevo export: --verify-shapes (1 to 10000), --max-shape-bytes and --seed need sane positive values\n";
     return 2;
   }
-  go.draw.seed = static_cast<uint64_t>(seed);
+  go.draw.seed = static_cast<uint64_t>(a.seed);
   try {
-    go.gpus = parse_gpus(gpus);
-    for (const std::string& f : range_files) {
+    go.gpus = parse_gpus(a.gpus);
+    for (const std::string& f : a.range_files) {
       Task t = load_task(f);
       go.ranges.emplace(t.name, std::move(t));
     }
@@ -231,18 +236,44 @@ int cmd_export(const std::vector<std::string>& args) {
     std::cerr << "kevo export: " << e.what() << "\n";
     return 2;
   }
-  search::ShapeVerifier verifier(go);
-  if (paths.size() > 1 || dispatch) {
-    if (torch_extension) {
-      std::cerr << "kevo export: --torch exports one kernel per task: give one campaign, without --dispatch\n";
-      return 2;
-    }
-    if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
-      std::cerr << "kevo export: cannot create " << out << ": " << std::strerror(errno) << "\n";
-      return 2;
-    }
-    return export_dispatchers(paths, only, out, general, dispatch, verifier);
-  }
+  return 0;
+}
+
+bool make_out_folder(const std::string& out) {
+  if (::mkdir(out.c_str(), 0755) == 0 || errno == EEXIST) return true;
+  std::cerr << "kevo export: cannot create " << out << ": " << std::strerror(errno) << "\n";
+  return false;
+}
+
+// The header of best variant b and (--torch) the files beside it: name, text. Throws InputError.
+std::vector<std::pair<std::string, std::string>> exported_files(const store::CampaignContents& c, const search::BestVariant& b,
+                                                                const ExportArgs& a, search::ShapeVerifier& verifier,
+                                                                store::ExportShapes* shapes) {
+  Candidate cand = parse_candidate(b.source, b.task->name + ".cu", *b.task);
+  if (a.general) *shapes = verifier.verify(*b.task, cand, *b.variant);
+  std::vector<std::pair<std::string, std::string>> files = {
+      {store::export_file_name(*b.task), store::export_header(*b.task, cand, provenance_of(c, b), *shapes)}};
+  if (!a.torch_extension) return files;
+  const std::string h = store::export_file_name(*b.task);
+  files.push_back({store::torch_source_file_name(*b.task), store::export_torch_source(*b.task, cand, h, shapes->general)});
+  files.push_back({store::torch_loader_file_name(*b.task), store::export_torch_loader(*b.task, cand)});
+  for (const store::TaskRecord& t : c.tasks)
+    if (t.name == b.task->name) files.push_back({b.task->name + ".json", t.contract});
+  files.push_back({b.task->name + ".cu", b.source});  // the candidate as measured: `kevo eval` re-times it
+  return files;
+}
+
+void print_exported(const std::string& file, const search::BestVariant& b, const ExportArgs& a, const store::ExportShapes& shapes) {
+  std::cout << file << ": " << b.task->name << ", " << b.description << ", " << b.measurement->fitness << "x over eager";
+  if (a.general) std::cout << ", for every supported shape (verified on " << shapes.verified.size() << " unseen)";
+  if (a.torch_extension) std::cout << " (and torch.ops.kevo." << store::torch_op_name(*b.task) << ")";
+  if (b.measurement->speedup_vs_compile > 0) std::cout << ", " << b.measurement->speedup_vs_compile << "x over torch.compile";
+  std::cout << "\n";
+}
+
+// One campaign: a header per task (those of --task) over its best variant.
+int export_best(const ExportArgs& a, search::ShapeVerifier& verifier) {
+  const std::string& path = a.paths.front();
   store::CampaignContents c;
   std::vector<search::BestVariant> best;
   try {
@@ -252,46 +283,24 @@ int cmd_export(const std::vector<std::string>& args) {
     std::cerr << "kevo export: " << e.what() << "\n";
     return 2;
   }
-  if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
-    std::cerr << "kevo export: cannot create " << out << ": " << std::strerror(errno) << "\n";
-    return 2;
-  }
-  const std::set<std::string> named(only.begin(), only.end());
+  if (!make_out_folder(a.out)) return 2;
+  const std::set<std::string> named(a.only.begin(), a.only.end());
   std::set<std::string> wanted = named;  // named tasks not found yet
   int written = 0;
   for (const search::BestVariant& b : best) {
     if (!named.empty() && !named.count(b.task->name)) continue;
     wanted.erase(b.task->name);
-    const store::ExportProvenance p = provenance_of(c, b);
-    std::string header;
-    std::vector<std::pair<std::string, std::string>> beside;  // the --torch files: name, text
-    store::ExportShapes shapes;                                // --general: what the header accepts
+    std::vector<std::pair<std::string, std::string>> files;
+    store::ExportShapes shapes;  // --general: what the header accepts
     try {
-      Candidate cand = parse_candidate(b.source, b.task->name + ".cu", *b.task);
-      if (general) shapes = verifier.verify(*b.task, cand, *b.variant);
-      header = store::export_header(*b.task, cand, p, shapes);
-      if (torch_extension) {
-        const std::string h = store::export_file_name(*b.task);
-        beside.push_back({store::torch_source_file_name(*b.task), store::export_torch_source(*b.task, cand, h, shapes.general)});
-        beside.push_back({store::torch_loader_file_name(*b.task), store::export_torch_loader(*b.task, cand)});
-        for (const store::TaskRecord& t : c.tasks)
-          if (t.name == b.task->name) beside.push_back({b.task->name + ".json", t.contract});
-        beside.push_back({b.task->name + ".cu", b.source});  // the candidate as measured: `kevo eval` re-times it
-      }
+      files = exported_files(c, b, a, verifier, &shapes);
     } catch (const InputError& e) {
       std::cerr << "kevo export: " << b.task->name << ": " << e.what() << "\n";
       return 2;
     }
-    std::string file = out + "/" + store::export_file_name(*b.task);
-    if (!write_file(file, header, "export")) return 2;
-    for (const auto& [name, text] : beside)
-      if (!write_file(out + "/" + name, text, "export")) return 2;
-    std::cout << file << ": " << b.task->name << ", " << b.description << ", " << b.measurement->fitness
-              << "x over eager";
-    if (general) std::cout << ", for every supported shape (verified on " << shapes.verified.size() << " unseen)";
-    if (torch_extension) std::cout << " (and torch.ops.kevo." << store::torch_op_name(*b.task) << ")";
-    if (b.measurement->speedup_vs_compile > 0) std::cout << ", " << b.measurement->speedup_vs_compile << "x over torch.compile";
-    std::cout << "\n";
+    for (const auto& [name, text] : files)
+      if (!write_file(a.out + "/" + name, text, "export")) return 2;
+    print_exported(a.out + "/" + files.front().first, b, a, shapes);
     ++written;
   }
   for (const std::string& t : wanted) std::cerr << "kevo export: " << t << ": no correct variant in " << path << "\n";
@@ -300,6 +309,23 @@ int cmd_export(const std::vector<std::string>& args) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int cmd_export(const std::vector<std::string>& args) {
+  ExportArgs a;
+  if (int rc = parse_export_args(args, a); rc >= 0) return rc;
+  if (!a.samples.empty()) return export_samples(a.paths.front(), a.samples);
+  if (int rc = complete_general_options(a)) return rc;
+  search::ShapeVerifier verifier(a.general_options);
+  if (a.paths.size() == 1 && !a.dispatch) return export_best(a, verifier);
+  if (a.torch_extension) {
+    std::cerr << "kevo export: --torch exports one kernel per task: give one campaign, without --dispatch\n";
+    return 2;
+  }
+  if (!make_out_folder(a.out)) return 2;
+  return export_dispatchers(a.paths, a.only, a.out, a.general, a.dispatch, verifier);
 }
 
 int cmd_report(const std::vector<std::string>& args) {
