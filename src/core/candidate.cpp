@@ -25,7 +25,10 @@ namespace kevo {
 namespace {
 
 
-constexpr size_t kMaxArgs = 64;
+// A kernel's parameters fit CUDA's 4 KB of parameter space on every architecture and toolkit: each
+// argument counted at 8 bytes (a pointer or a scalar, as aligned), a tensor map at 128.
+constexpr size_t kParamBytes = 4096;
+constexpr size_t kArgBytes = 8, kTensorMapBytes = 128;
 const char* kKnownLibraries = "cublaslt.matmul, cudnn.conv2d_forward";
 const char* const kEpilogueNames[] = {"none", "relu", "gelu", "bias", "bias_relu", "bias_gelu"};  // in enum order
 const char* const kEmulationNames[] = {"off", "performant", "eager"};                              // in enum order
@@ -387,9 +390,16 @@ class PlanReader {
       Path ap = p.key("args");
       const json& args = v["args"];
       if (!args.is_array()) doc_.fail(ap, "must be an array, got " + kind_of(args));
-      if (args.size() > kMaxArgs)
-        doc_.fail(ap, std::to_string(args.size()) + " arguments; a kernel takes at most " + std::to_string(kMaxArgs));
-      for (size_t i = 0; i < args.size(); ++i) k.args.push_back(read_arg(args[i], ap.index(i)));
+      if (args.size() * kArgBytes > kParamBytes)
+        doc_.fail(ap, std::to_string(args.size()) + " arguments; a kernel takes at most " + std::to_string(kParamBytes / kArgBytes));
+      size_t bytes = 0;
+      for (size_t i = 0; i < args.size(); ++i) {
+        k.args.push_back(read_arg(args[i], ap.index(i)));
+        bytes += k.args.back().kind == ArgKind::TensorMap ? kTensorMapBytes : kArgBytes;
+      }
+      if (bytes > kParamBytes)
+        doc_.fail(ap, std::to_string(bytes) + " bytes of arguments; a kernel takes at most " + std::to_string(kParamBytes) +
+                          " (a tensor map is 128)");
     }
     return k;
   }
