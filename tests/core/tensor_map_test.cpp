@@ -132,5 +132,20 @@ TEST(TensorMap, BoolBuffersAreRefused) {
   EXPECT_EQ(tensor_map_data_type(DType::Float32), 7);
 }
 
+// A tensor map is a 128-byte parameter: the plan's arguments must fit CUDA's 4 KB with it counted so.
+TEST(TensorMap, CountsAsA128ByteParameterAgainstTheFourKilobytes) {
+  auto plan = [](int plain) {
+    std::string args;
+    for (int i = 0; i < plain; ++i) args += R"(, "y")";
+    return R"({"source": "__global__ void k(const __grid_constant__ T a, const __grid_constant__ T b, float* y) {}\n",
+  "plan": {"steps": [{"kernel": "k", "grid": [1], "block": [128],
+    "args": [{"tensor_map": {"buffer": "x", "dims": ["K", "M"], "box": [32, 128]}}, {"tensor_map": {"buffer": "W", "dims": ["K", "N"], "box": [32, 64]}})" +
+           args + "]}]}}";
+  };
+  EXPECT_EQ(error_of(plan(480)), "(no error)") << "2 x 128 + 480 x 8 = 4,096 bytes";
+  const std::string e = error_of(plan(481));
+  EXPECT_NE(e.find("4104 bytes of arguments; a kernel takes at most 4096 (a tensor map is 128)"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace kevo
