@@ -322,12 +322,13 @@ int64_t spatial_attr(const Node& n, const std::string& key, int spatial, int d, 
 }
 
 // Sizes (and a transposed convolution's output coordinates plus padding) must stay below this.
-// Im2col's corners and shifts must not reach its sentinel 2^24 when added, and its table packs
-// shifts into 15 bits: 16384. The transposed index math compares (o + P - shift) against S * size
-// as unsigned, which a far row (-2^24) or a far tap (+2^24) makes negative as long as o + P stays
-// below 2^24; its shifts are bounded by their own check: conv_transpose1d's lengths of 131072
-// (KernelBench's) pass.
-int64_t coordinate_limit(const Geometry& ge) { return ge.transposed ? int64_t{1} << 24 : 16384; }
+// Im2col's corners plus shifts must stay below its sentinel 2^24 (a far row or tap then fails the
+// bounds check, and two far ones still fit an int): sizes below 2^23 keep a corner (at most a size
+// plus the padding) and a shift (below 2^15, read_geometry's check) there. The transposed index
+// math compares (o + P - shift) against S * size as unsigned, which a far row (-2^24) or a far tap
+// (+2^24) makes negative as long as o + P stays below 2^24. KernelBench's conv1d and
+// conv_transpose1d lengths of 131072 pass.
+int64_t coordinate_limit(const Geometry& ge) { return ge.transposed ? int64_t{1} << 24 : int64_t{1} << 23; }
 
 // The facts as expressions over the axes, and what the checks below demand of every workload as
 // conditions, so that an exported kernel runs on every shape they admit (docs/export.md).
@@ -437,9 +438,8 @@ bool read_geometry(const TaskGraph& tg, Mapping& m) {
     // The tap table packs conv3d's three window shifts into 32 bits (Im2col3d::pack).
     if (ge.dd * (ge.kd - 1) >= 1023 || ge.dh * (ge.kh - 1) >= 2047 || ge.dw * (ge.kw - 1) >= 2047) return false;
   }
-  // A transposed conv2d's table entry packs its two shifts into 15 bits each (Im2col::pack), which
-  // a convolution's bounds never reach (its shifts past H or W fail anyway): here they must fit.
-  if (ge.transposed && (ge.dh * (ge.kh - 1) >= 0x7fff || ge.dw * (ge.kw - 1) >= 0x7fff)) return false;
+  // A conv2d's table entry packs its two shifts into 15 bits each (Im2col::pack): here they must fit.
+  if (ge.dh * (ge.kh - 1) >= 0x7fff || ge.dw * (ge.kw - 1) >= 0x7fff) return false;
   return ge.groups >= 1;
 }
 

@@ -24,8 +24,9 @@ struct ConvShape {
 template <typename Geo>
 struct Im2col {
   static constexpr int kTaps = Geo::KH * Geo::KW;
-  // A coordinate (or shift) that must fail the bounds check: past any H or W the lowering accepts
-  // (below 16384), and twice of it still far from overflowing an int. Valid coordinates are at
+  // A coordinate (or shift) that must fail the bounds check: past any H or W plus padding and shift
+  // the lowering accepts (sizes below 2^23, shifts below 2^15), and twice of it still far from
+  // overflowing an int. Valid coordinates are at
   // least -PH and shifts at least 0, so a far row plus any tap, or any row plus a far tap, is out.
   static constexpr int kFar = 1 << 24;
 
@@ -205,7 +206,7 @@ struct Im2col3d {
 // element of an axis of n: (t - d) >= 0, a multiple of the constant stride S, and below S * n (the
 // lowering keeps S * n below 2^31). Far rows (t = -kFar) and far taps (d = kFar) give a negative
 // t - d, which fails as a large unsigned value, as long as t stays below kFar (the lowering keeps
-// o + P below 2^24; sizes may pass Im2col's 16384, since nothing here packs a coordinate).
+// o + P below 2^24).
 template <int S>
 __device__ __forceinline__ bool tconv_inside(int t, int d, int n) {
   const unsigned a = (unsigned)(t - d);

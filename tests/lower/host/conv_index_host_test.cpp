@@ -276,6 +276,9 @@ TEST(ConvIndexHost, StemSevenBySevenStrideTwoPaddingThree) { check<Geo<7, 7, 2, 
 TEST(ConvIndexHost, UnequalStridesAndPaddingAlongHeightAndWidth) { check<Geo<2, 5, 3, 1, 1, 2, 1, 3, 2>>(2, 4, 10, 17, 6); }
 TEST(ConvIndexHost, DepthwiseGroups) { check<Geo<3, 3, 1, 1, 1, 1, 1, 1, 6>>(2, 6, 7, 9, 6); }
 TEST(ConvIndexHost, Conv1dAsHeightOne) { check<Geo<1, 5, 1, 1, 0, 2, 1, 1, 1>>(2, 3, 1, 19, 4); }
+// Past the 16,384 the lowering once capped sizes at (KernelBench's conv1d runs 131,072 long): far
+// rows and taps still fail the bounds check, in-range ones still land.
+TEST(ConvIndexHost, Conv1dLongerThanSixteenThousand) { check<Geo<1, 3, 1, 2, 0, 1, 1, 1, 1>>(1, 2, 1, 40001, 3); }
 
 // conv3d: a Geometry with a kernel depth takes Im2col3d, whose packed table entry holds three shifts.
 TEST(ConvIndexHost, Conv3dPlainThreeCubed) { check3d<Geo3<3, 3, 3, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1>>(2, 4, 6, 7, 8, 8); }
