@@ -1,4 +1,4 @@
-# A test problem in KernelBench's format (kevo's own): a loop whose trip count is data, which no contract expresses.
+# A test problem in KernelBench's format (kevo's own): a loop whose trip count is read from the data (.item()).
 import torch
 import torch.nn as nn
 
@@ -11,7 +11,7 @@ class Model(nn.Module):
         self.steps = steps
 
     def forward(self, x):
-        for _ in range(self.steps):
+        for _ in range(self.steps + int(x.abs().max().item() > 2)):
             x = torch.tanh(x)
         return x
 
