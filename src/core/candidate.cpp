@@ -25,9 +25,11 @@ namespace kevo {
 namespace {
 
 
-// A kernel's parameters fit CUDA's 4 KB of parameter space on every architecture and toolkit: each
-// argument counted at 8 bytes (a pointer or a scalar, as aligned), a tensor map at 128.
-constexpr size_t kParamBytes = 4096;
+// A kernel's parameters fit CUDA's parameter space: 32,764 bytes since CUDA 12.1 on Volta and
+// later (every architecture kevo builds for; whole models' generic kernels take every buffer, 768
+// for DenseNet-121), each argument counted at 8 bytes (a pointer or a scalar, as aligned), a
+// tensor map at 128.
+constexpr size_t kParamBytes = 32764;
 constexpr size_t kArgBytes = 8, kTensorMapBytes = 128;
 const char* kKnownLibraries = "cublaslt.matmul, cudnn.conv2d_forward";
 const char* const kEpilogueNames[] = {"none", "relu", "gelu", "bias", "bias_relu", "bias_gelu"};  // in enum order
