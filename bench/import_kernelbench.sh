@@ -69,7 +69,7 @@ one() {
       check=passed
       if [ "$lvl" = level3 ]; then
         timeout "$LIMIT_S" "$KEVO" space "$json" --sample 1 >"$log.space" 2>&1 || {
-          check=failed; reason="kevo space --sample 1: $(grep -m1 -iE 'error|no legal' "$log.space")"; }
+          check=failed; reason="kevo space --sample 1: $(grep -m1 -iE 'error|no legal|invalid' "$log.space" | sed -E 's|^.*: the rendered plan is invalid: [^ ]*: |the rendered plan is invalid: |')"; }
       fi
     else
       check=failed

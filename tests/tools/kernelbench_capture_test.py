@@ -43,7 +43,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name, ops in (("residual_bn", ["F.conv2d(", "F.batch_norm(", "training=True", "torch.relu("]),
                           ("sequential_mlp", ["F.linear(", "torch.relu("]),
-                          ("small_lstm", ["torch.sigmoid(", "torch.tanh(", "F.linear("])):
+                          ("small_lstm", ["torch.sigmoid(", "torch.tanh(", "F.linear("]),
+                          ("literal_sizes_bn_out", ["F.conv2d(", "F.batch_norm("]),
+                          ("rnn_cell_concat", ["torch.cat(", "F.linear(", "torch.tanh("])):
             out = os.path.join(tmp, name + ".json")
             r = run_import(name, out)
             text = r.stdout + r.stderr
@@ -68,6 +70,21 @@ def main() -> int:
             if name == "small_lstm":
                 check("small_lstm: the LSTM's weights are inputs drawn as PyTorch draws them",
                       c["inputs"]["lstm_weight_ih_l0"]["init"]["dist"] == "uniform", str(c["inputs"]))
+            if name == "literal_sizes_bn_out":
+                check("literal_sizes_bn_out: the literal image size and the listed widths are axes",
+                      {"x_dim2", "x_dim3", "widths_0", "widths_1"} <= set(c["axes"]), str(c["axes"]))
+                check("literal_sizes_bn_out: the output returned by a batch norm has a fitted shape",
+                      c["outputs"]["out"]["shape"] == ["batch_size", "widths_1", "x_dim2", "x_dim3"],
+                      str(c["outputs"]))
+                check("literal_sizes_bn_out: workload 0 is the problem's own sizes",
+                      c["workloads"][0].get("x_dim2") == 32 and c["workloads"][0].get("widths_1") == 32,
+                      str(c["workloads"]))
+            if name == "rnn_cell_concat":
+                check("rnn_cell_concat: a size that is a sum of axes is fitted as one",
+                      c["inputs"]["i2h_weight"]["shape"] == ["hidden_size", "input_size + hidden_size"],
+                      str(c["inputs"].get("i2h_weight")))
+                check("rnn_cell_concat: the state copied in place from an argument reads that argument",
+                      "initial_hidden" in c["inputs"] and "hidden" not in c["inputs"], str(list(c["inputs"])))
             if kevo:
                 k = subprocess.run([kevo, "check", out], capture_output=True, text=True, timeout=300)
                 check(f"{name}: kevo check passes on the CPU", k.returncode == 0 and "ran on the CPU" in k.stdout,
