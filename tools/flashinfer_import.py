@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kevo_import.contract_json import dumps  # noqa: E402
+from kevo_import.contract_json import write_contract  # noqa: E402
 from kevo_import.flashinfer import (DEFAULT_TOLERANCE, ImportError_, default_workloads_path,  # noqa: E402
                                     read_workloads, translate)
 
@@ -55,11 +55,7 @@ def main(argv: list) -> int:
     if a.name:
         contract["name"] = a.name
     out = a.out or f"{contract['name']}.json"
-    try:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(dumps(contract))
-    except OSError as e:
-        print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
+    if not write_contract(contract, out):
         return 2
     print(f"{a.definition}: {contract['name']}: {len(contract['inputs'])} inputs, {len(contract['workloads'])} "
           f"workloads from {wpath}")

@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kevo_import.contract_json import dumps  # noqa: E402
+from kevo_import.contract_json import write_contract  # noqa: E402
 from kevo_import.kb_translate import TranslateError, summary, translate  # noqa: E402
 
 
@@ -42,11 +42,7 @@ def main(argv: list) -> int:
     agreed = agreement(t, a)
     if agreed is False:
         return 1
-    try:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(dumps(t.contract))
-    except OSError as e:
-        print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
+    if not write_contract(t.contract, out):
         return 2
     print(f"wrote {out}")
     return 0
@@ -93,11 +89,7 @@ def capture_fallback(a, source: str, refusal: str) -> int:
         if not ok:
             return 1
     out = a.out or f"{c['name']}.json"
-    try:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(dumps(c))
-    except OSError as e:
-        print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
+    if not write_contract(c, out):
         return 2
     print(f"wrote {out}")
     return 0

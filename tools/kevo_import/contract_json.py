@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 
 def dumps(doc: dict) -> str:
@@ -25,3 +26,14 @@ def dumps(doc: dict) -> str:
             lines.append(f"  {json.dumps(key)}: {json.dumps(value)}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def write_contract(doc: dict, out: str) -> bool:
+    """Writes the contract to `out`; False, with one line on stderr, where it cannot."""
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(dumps(doc))
+    except OSError as e:
+        print(f"{out}: cannot write: {e.strerror}", file=sys.stderr)
+        return False
+    return True
