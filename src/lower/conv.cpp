@@ -21,7 +21,6 @@ namespace {
 using mma::element_bytes;
 using mma::element_type;
 using mma::is_float;
-using mma::paren;
 using mma::scratch_name;
 
 const ValueInfo& info(const Graph& g, int v) { return g.values[static_cast<size_t>(v)]; }

@@ -92,6 +92,8 @@ std::string emit_region(const Graph& g, const Region& region, const std::functio
                         const std::string& indent, std::string* result);
 
 std::string float_literal(double v);  // "0.5f", "1e-05f"
+// A plan expression as one term: "(a + b)", or e alone when it is one already.
+std::string paren(const std::string& e);
 
 // torch.norm / vector_norm of order p as a reduction: each value transformed ("$" stands for
 // it), the results combined with `combine` ("Sum", "Max" or "Min"), the combined `s` finished.

@@ -23,8 +23,4 @@ std::string scratch_name(const Task& task, std::string name) {
   return name;
 }
 
-std::string paren(const std::string& e) {
-  return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
-}
-
 }  // namespace kevo::lower::mma

@@ -1,5 +1,5 @@
-// What the tensor-core lowerings (gemm, conv) share: the templates' element types, the plan's
-// scratch names and the parentheses of axis expressions.
+// What the tensor-core lowerings (gemm, conv) share: the templates' element types and the plan's
+// scratch names.
 #pragma once
 
 #include <string>
@@ -15,6 +15,5 @@ bool is_float(DType d);             // fp32, bf16 or fp16
 // The kernel's own names never collide with the contract's: a scratch buffer gets a name no
 // contract input or output has.
 std::string scratch_name(const Task& task, std::string name);
-std::string paren(const std::string& e);  // "(a + b)", or e alone when it is one term
 
 }  // namespace kevo::lower::mma

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "lower/mma.h"
+#include "lower/kit.h"
 
 namespace kevo::lower {
 
@@ -13,7 +13,7 @@ namespace {
 std::string k_at_most_expr(double bound, const std::string& k) {
   const int64_t b = bound >= 9e18 ? INT64_MAX / 4 : static_cast<int64_t>(bound);
   if (b < 1) return "0";
-  return "(" + std::to_string(b) + " // " + mma::paren(k) + " + " + std::to_string(b) + ") // " + std::to_string(b + 1);
+  return "(" + std::to_string(b) + " // " + paren(k) + " + " + std::to_string(b) + ") // " + std::to_string(b + 1);
 }
 }  // namespace
 

@@ -41,6 +41,10 @@ void TaskGraph::collect_expressions() {
         if (!d.expr.empty()) add("(" + d.expr + ")");
 }
 
+std::string paren(const std::string& e) {
+  return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
+}
+
 std::string TaskGraph::dim(int v, int d) const {
   // A declared input or the output keeps the contract's own spelling ("W", not an "H" that
   // happens to equal it in every workload).
@@ -50,7 +54,7 @@ std::string TaskGraph::dim(int v, int d) const {
   if (decl && d < static_cast<int>(decl->shape.size())) {
     const Dim& dim = decl->shape[static_cast<size_t>(d)];
     if (dim.expr.empty()) return std::to_string(dim.size);
-    return dim.expr.find_first_of(" +-*/%") == std::string::npos ? dim.expr : "(" + dim.expr + ")";
+    return paren(dim.expr);
   }
   std::vector<int64_t> want;
   for (const Graph& g : graphs_) want.push_back(g.values[static_cast<size_t>(v)].shape[static_cast<size_t>(d)]);

@@ -9,10 +9,6 @@ namespace kevo::lower::generic {
 
 namespace {
 
-std::string paren(const std::string& e) {
-  return e.find_first_of(" +-*/%") == std::string::npos ? e : "(" + e + ")";
-}
-
 // (i + c) // s + 1, written plainly.
 std::string window_out(const std::string& i, int64_t c, int64_t s, int64_t plus) {
   std::string e = paren(i);
